@@ -1,0 +1,36 @@
+"""transformer_lib: the Transformer of "Attention Is All You Need", one concept per module.
+
+Chapter by chapter: ``rnn`` (1), ``embeddings`` (2), ``positional_encoding`` (3),
+``attention`` (4), ``multi_head_attention`` (5), ``residual``, ``feed_forward``,
+``encoder``, ``decoder``, ``models`` and ``config`` (6).
+"""
+
+from .attention import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
+from .capture import AttentionMaps, capture_attention
+from .config import PRESETS, TransformerConfig, count_parameters, parameter_count
+from .decoder import Decoder, DecoderLayer, DecoderLayerCache
+from .embeddings import TokenEmbedding
+from .encoder import Encoder, EncoderLayer
+from .feed_forward import PositionwiseFeedForward
+from .models import DecoderOnlyTransformer, EncoderOnlyTransformer, InputEmbedding, Transformer
+from .multi_head_attention import KVCache, MultiHeadAttention
+from .positional_encoding import (
+    LearnedPositionalEmbedding,
+    RotaryEmbedding,
+    SinusoidalPositionalEncoding,
+    relative_position_map,
+    sinusoidal_table,
+)
+from .residual import LayerNorm, Residual, layer_norm
+from .rnn import LSTM, VanillaRNN, gradient_norms_through_time
+
+__all__ = [
+    "AttentionMaps", "Decoder", "DecoderLayer", "DecoderLayerCache", "DecoderOnlyTransformer",
+    "Encoder", "EncoderLayer", "EncoderOnlyTransformer", "InputEmbedding", "KVCache", "LSTM",
+    "LayerNorm", "LearnedPositionalEmbedding", "MultiHeadAttention", "PRESETS",
+    "PositionwiseFeedForward", "Residual", "RotaryEmbedding", "SinusoidalPositionalEncoding",
+    "TokenEmbedding", "Transformer", "TransformerConfig", "VanillaRNN", "capture_attention",
+    "causal_mask", "combine_masks", "count_parameters", "gradient_norms_through_time",
+    "layer_norm", "padding_mask", "parameter_count", "relative_position_map",
+    "scaled_dot_product_attention", "sinusoidal_table",
+]

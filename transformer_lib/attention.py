@@ -1,0 +1,110 @@
+"""Scaled dot-product attention (Vaswani et al. 2017, section 3.2.1).
+
+    Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V
+
+Masks follow one convention throughout the library: a boolean tensor that is
+**True where a query may attend to a key**. Masks broadcast to
+(batch, heads, queries, keys); :func:`causal_mask` and :func:`padding_mask` build
+the two kinds the Transformer needs and :func:`combine_masks` joins them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from .validation import check_mask, check_ndim, check_nonempty
+
+
+def causal_mask(n_queries: int, n_keys: int | None = None, device: torch.device | str | None = None) -> Tensor:
+    """(n_queries, n_keys) mask, True where key j is not in the future of query i.
+
+    With more keys than queries (a key/value cache holds the past), the queries are
+    the last ``n_queries`` positions: query i sits at position i + n_keys - n_queries.
+    """
+    n_keys = n_queries if n_keys is None else n_keys
+    if n_keys < n_queries:
+        raise ValueError(f"n_keys: expected at least n_queries={n_queries} keys, got {n_keys}")
+    offset = n_keys - n_queries
+    return torch.ones(n_queries, n_keys, dtype=torch.bool, device=device).tril(diagonal=offset)
+
+
+def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
+    """(batch, 1, 1, seq_len) mask, True at real tokens and False at padding.
+
+    The two singleton dimensions broadcast over heads and queries: no query may
+    attend to a padding key.
+    """
+    check_ndim("ids", ids, 2, "(batch, seq_len)")
+    return (ids != pad_id)[:, None, None, :]
+
+
+def combine_masks(*masks: Tensor | None) -> Tensor | None:
+    """Logical AND of the masks that are given (None means "no mask")."""
+    result = None
+    for mask in masks:
+        if mask is None:
+            continue
+        result = mask if result is None else result & mask
+    return result
+
+
+def _check_qkv(query: Tensor, key: Tensor, value: Tensor) -> None:
+    layout = "(batch, heads, seq_len, d_k)"
+    for name, x in (("query", query), ("key", key), ("value", value)):
+        check_ndim(name, x, 4, layout)
+        check_nonempty(name, x, dim=2)
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(
+            f"key: expected the same d_k as query ({query.shape[-1]}), got shape {tuple(key.shape)}"
+        )
+    if key.shape[:3] != value.shape[:3]:
+        raise ValueError(
+            f"value: expected (batch, heads, keys) = {tuple(key.shape[:3])} like key, "
+            f"got shape {tuple(value.shape)}"
+        )
+
+
+def attention_weights(query: Tensor, key: Tensor, mask: Tensor | None = None) -> Tensor:
+    """softmax(Q K^T / sqrt(d_k)), with masked positions set to -inf before the softmax."""
+    d_k = query.shape[-1]
+    scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (B, h, T_q, T_k)
+    if mask is not None:
+        if mask.dim() == 3:  # (B, T_q, T_k): shared by every head
+            mask = mask[:, None]
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return scores.softmax(dim=-1)
+
+
+def scaled_dot_product_attention(
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    need_weights: bool = True,
+) -> tuple[Tensor, Tensor | None]:
+    """Attention over (batch, heads, seq_len, d_k) tensors.
+
+    Returns ``(output, weights)``: output is (B, h, T_q, d_v), weights are
+    (B, h, T_q, T_k), or None when ``need_weights`` is False. Then the fused kernel
+    ``torch.nn.functional.scaled_dot_product_attention`` computes the same output
+    without materialising the weights.
+    """
+    _check_qkv(query, key, value)
+    batch, heads, n_queries, _ = query.shape
+    check_mask("mask", mask, (batch, heads, n_queries, key.shape[2]))
+    if mask is not None and mask.dim() == 3:
+        mask = mask[:, None]  # (B, 1, T_q, T_k)
+
+    if not need_weights:  # fast path: one fused kernel, same result
+        output = F.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=dropout_p)
+        return output, None
+
+    weights = attention_weights(query, key, mask)  # (B, h, T_q, T_k)
+    if dropout_p > 0.0:
+        weights = F.dropout(weights, p=dropout_p)
+    return weights @ value, weights  # (B, h, T_q, d_v)

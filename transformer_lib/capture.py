@@ -1,0 +1,111 @@
+"""Read every attention map out of a model in one call.
+
+The result uses the layout bertviz takes: for each kind of attention, a list with
+one tensor per layer, shaped (batch, heads, queries, keys).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor, nn
+
+from .models import DecoderOnlyTransformer, EncoderOnlyTransformer, Transformer
+from .multi_head_attention import MultiHeadAttention
+
+
+@dataclass
+class AttentionMaps:
+    encoder_self: list[Tensor] = field(default_factory=list)  # per layer: (B, h, S, S)
+    decoder_self: list[Tensor] = field(default_factory=list)  # per layer: (B, h, T, T)
+    cross: list[Tensor] = field(default_factory=list)  # per layer: (B, h, T, S)
+    src_tokens: list[list[str]] | None = None  # per batch row
+    tgt_tokens: list[list[str]] | None = None
+
+    def bertviz_kwargs(self, index: int = 0) -> dict:
+        """Keyword arguments for ``bertviz.model_view`` / ``head_view`` for batch row ``index``
+        of an encoder-decoder model."""
+        if self.src_tokens is None or self.tgt_tokens is None:
+            raise ValueError("tokens: capture_attention was called without vocabularies, so there are no tokens")
+        row = slice(index, index + 1)
+        return dict(
+            encoder_attention=[a[row] for a in self.encoder_self],
+            decoder_attention=[a[row] for a in self.decoder_self],
+            cross_attention=[a[row] for a in self.cross],
+            encoder_tokens=self.src_tokens[index],
+            decoder_tokens=self.tgt_tokens[index],
+        )
+
+
+@contextmanager
+def keep_attention_weights(model: nn.Module) -> Iterator[None]:
+    """While active, every ``MultiHeadAttention`` in ``model`` keeps its last weights."""
+    modules = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
+    for m in modules:
+        m.keep_weights = True
+    try:
+        yield
+    finally:
+        for m in modules:
+            m.keep_weights = False
+
+
+def _tokens(ids: Tensor, vocab: Sequence[str] | None) -> list[list[str]] | None:
+    if vocab is None:
+        return None
+    return [[vocab[i] for i in row] for row in ids.tolist()]
+
+
+def _weights(attention: MultiHeadAttention) -> Tensor:
+    assert attention.last_weights is not None  # set by the forward pass just run
+    weights, attention.last_weights = attention.last_weights, None
+    return weights
+
+
+@torch.no_grad()
+def capture_attention(
+    model: Transformer | DecoderOnlyTransformer | EncoderOnlyTransformer,
+    src_ids: Tensor,
+    tgt_ids: Tensor | None = None,
+    src_vocab: Sequence[str] | None = None,
+    tgt_vocab: Sequence[str] | None = None,
+) -> AttentionMaps:
+    """Run ``model`` once in evaluation mode and return all its attention weights.
+
+    For a ``Transformer``, ``src_ids`` (B, S) feed the encoder and ``tgt_ids`` (B, T) the
+    decoder. A single-stack model takes its ids as ``src_ids``: a decoder-only model fills
+    ``decoder_self``, an encoder-only one ``encoder_self``. ``src_vocab`` and ``tgt_vocab``
+    map ids to token strings (``vocab[id]``).
+    """
+    was_training = model.training
+    model.eval()
+    maps = AttentionMaps()
+    try:
+        with keep_attention_weights(model):
+            if isinstance(model, Transformer):
+                if tgt_ids is None:
+                    raise ValueError("tgt_ids: an encoder-decoder model needs decoder input ids, got None")
+                model(src_ids, tgt_ids)
+                maps.encoder_self = [_weights(layer.self_attn) for layer in model.encoder.layers]
+                maps.decoder_self = [_weights(layer.self_attn) for layer in model.decoder.layers]
+                maps.cross = [_weights(layer.cross_attn) for layer in model.decoder.layers]
+                maps.src_tokens, maps.tgt_tokens = _tokens(src_ids, src_vocab), _tokens(tgt_ids, tgt_vocab)
+            elif isinstance(model, DecoderOnlyTransformer):
+                model(src_ids)
+                maps.decoder_self = [_weights(layer.self_attn) for layer in model.blocks.layers]
+                maps.tgt_tokens = _tokens(src_ids, tgt_vocab if tgt_vocab is not None else src_vocab)
+            elif isinstance(model, EncoderOnlyTransformer):
+                model(src_ids)
+                maps.encoder_self = [_weights(layer.self_attn) for layer in model.encoder.layers]
+                maps.src_tokens = _tokens(src_ids, src_vocab)
+            else:
+                raise TypeError(
+                    "model: expected a Transformer, DecoderOnlyTransformer or EncoderOnlyTransformer, "
+                    f"got {type(model).__name__}"
+                )
+    finally:
+        model.train(was_training)
+    return maps

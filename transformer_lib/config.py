@@ -1,0 +1,106 @@
+"""One dataclass describes a model; named presets give the paper's and the book's.
+
+``base`` and ``big`` are Table 3 of Vaswani et al. 2017 (English-German, a shared
+byte-pair vocabulary of about 37000 tokens, one weight matrix for both embeddings
+and the pre-softmax projection). ``small`` is the model this book trains on a CPU.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .feed_forward import ACTIVATIONS
+from .validation import check_choice, check_divisible, check_positive_int, check_probability
+
+POSITIONAL_KINDS = ("sinusoidal", "learned", "rope")
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    src_vocab_size: int = 1000
+    tgt_vocab_size: int = 1000
+    d_model: int = 512
+    n_heads: int = 8
+    n_encoder_layers: int = 6
+    n_decoder_layers: int = 6
+    d_ff: int = 2048
+    dropout: float = 0.1  # residual and embedding dropout, where the paper puts it (section 5.4)
+    attention_dropout: float = 0.0  # on the attention weights; not in the paper
+    activation: str = "relu"
+    norm_first: bool = False  # False: post-norm, as the paper; True: pre-norm
+    positional: str = "sinusoidal"  # or "learned", or "rope"
+    max_len: int = 512
+    tie_output_embedding: bool = False  # decoder embedding = pre-softmax projection (section 3.4)
+    share_source_target_embedding: bool = False  # one embedding for both languages (needs one vocabulary)
+    pad_id: int = 0
+    layer_norm_eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "n_heads", "n_encoder_layers",
+                     "n_decoder_layers", "d_ff", "max_len"):
+            check_positive_int(name, getattr(self, name))
+        check_divisible(self.d_model, self.n_heads)
+        check_probability("dropout", self.dropout)
+        check_probability("attention_dropout", self.attention_dropout)
+        check_choice("activation", self.activation, list(ACTIVATIONS))
+        check_choice("positional", self.positional, POSITIONAL_KINDS)
+        if self.d_model % 2:
+            raise ValueError(f"d_model: expected an even number for sine/cosine pairs, got {self.d_model}")
+        if self.positional == "rope" and (self.d_model // self.n_heads) % 2:
+            raise ValueError(f"n_heads: RoPE needs an even head size, got d_model/n_heads = {self.d_model // self.n_heads}")
+        if self.share_source_target_embedding and self.src_vocab_size != self.tgt_vocab_size:
+            raise ValueError(
+                "share_source_target_embedding: needs src_vocab_size == tgt_vocab_size, "
+                f"got {self.src_vocab_size} and {self.tgt_vocab_size}"
+            )
+        if not 0 <= self.pad_id < min(self.src_vocab_size, self.tgt_vocab_size):
+            raise ValueError(f"pad_id: expected an id inside both vocabularies, got {self.pad_id}")
+
+    @property
+    def d_k(self) -> int:
+        return self.d_model // self.n_heads
+
+    def replace(self, **changes: object) -> TransformerConfig:
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def preset(cls, name: str, **overrides: object) -> TransformerConfig:
+        """``TransformerConfig.preset("base")``, or with changes: ``preset("small", dropout=0.0)``."""
+        check_choice("name", name, list(PRESETS))
+        return dataclasses.replace(PRESETS[name], **overrides)
+
+
+PRESETS: dict[str, TransformerConfig] = {
+    "base": TransformerConfig(
+        src_vocab_size=37000, tgt_vocab_size=37000, d_model=512, n_heads=8,
+        n_encoder_layers=6, n_decoder_layers=6, d_ff=2048, dropout=0.1,
+        tie_output_embedding=True, share_source_target_embedding=True,
+    ),
+    "big": TransformerConfig(
+        src_vocab_size=37000, tgt_vocab_size=37000, d_model=1024, n_heads=16,
+        n_encoder_layers=6, n_decoder_layers=6, d_ff=4096, dropout=0.3,
+        tie_output_embedding=True, share_source_target_embedding=True,
+    ),
+    "small": TransformerConfig(
+        src_vocab_size=1000, tgt_vocab_size=1000, d_model=128, n_heads=4,
+        n_encoder_layers=2, n_decoder_layers=2, d_ff=256, dropout=0.1, max_len=64,
+    ),
+}
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Trainable parameters; a matrix shared by several layers counts once."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def parameter_count(config: TransformerConfig) -> int:
+    """Parameters of the encoder-decoder ``Transformer`` for ``config``, counted without
+    allocating them (the model is built on PyTorch's "meta" device)."""
+    from .models import Transformer  # models imports config: import here to avoid a cycle
+
+    with torch.device("meta"):
+        return count_parameters(Transformer(config))

@@ -1,0 +1,94 @@
+"""The decoder (Vaswani et al. 2017, section 3.1).
+
+"In addition to the two sub-layers in each encoder layer, the decoder inserts a
+third sub-layer, which performs multi-head attention over the output of the
+encoder stack. [...] We also modify the self-attention sub-layer in the decoder
+stack to prevent positions from attending to subsequent positions."
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+
+from torch import Tensor, nn
+
+from .feed_forward import PositionwiseFeedForward
+from .multi_head_attention import KVCache, MultiHeadAttention
+from .positional_encoding import RotaryEmbedding
+from .residual import LayerNorm, Residual
+from .validation import check_positive_int
+
+
+@dataclass
+class DecoderLayerCache:
+    """What one decoder layer keeps between decoding steps."""
+
+    self_attn: KVCache = field(default_factory=lambda: KVCache(grows=True))  # grows by one token a step
+    cross_attn: KVCache = field(default_factory=lambda: KVCache(grows=False))  # the encoder output, once
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention over the encoder output, then the feed-forward network."""
+
+    def __init__(
+        self,
+        d_model: int,
+        n_heads: int,
+        d_ff: int,
+        dropout: float = 0.1,
+        activation: str = "relu",
+        norm_first: bool = False,
+        attention_dropout: float = 0.0,
+        eps: float = 1e-5,
+        rotary: RotaryEmbedding | None = None,
+    ) -> None:
+        super().__init__()
+        self.norm_first = norm_first
+        self.self_attn = MultiHeadAttention(d_model, n_heads, attention_dropout, rotary)
+        self.cross_attn = MultiHeadAttention(d_model, n_heads, attention_dropout)  # positions live in memory
+        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, activation)
+        self.self_residual = Residual(d_model, dropout, norm_first, eps)
+        self.cross_residual = Residual(d_model, dropout, norm_first, eps)
+        self.ff_residual = Residual(d_model, dropout, norm_first, eps)
+
+    def forward(
+        self,
+        x: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        cache: DecoderLayerCache | None = None,
+    ) -> Tensor:
+        self_cache = None if cache is None else cache.self_attn
+        cross_cache = None if cache is None else cache.cross_attn
+        x = self.self_residual(x, lambda y: self.self_attn(y, y, y, tgt_mask, self_cache)[0])
+        # queries from the decoder, keys and values from the encoder output
+        x = self.cross_residual(x, lambda y: self.cross_attn(y, memory, memory, memory_mask, cross_cache)[0])
+        return self.ff_residual(x, self.feed_forward)  # (B, T_tgt, d_model)
+
+
+class Decoder(nn.Module):
+    """N copies of one decoder layer; a final LayerNorm for a pre-norm stack, as in ``Encoder``."""
+
+    def __init__(self, layer: DecoderLayer, n_layers: int) -> None:
+        super().__init__()
+        check_positive_int("n_layers", n_layers)
+        self.layers = nn.ModuleList(copy.deepcopy(layer) for _ in range(n_layers))
+        d_model = layer.self_attn.d_model
+        self.final_norm = LayerNorm(d_model, layer.self_residual.norm.eps) if layer.norm_first else None
+
+    def new_cache(self) -> list[DecoderLayerCache]:
+        return [DecoderLayerCache() for _ in self.layers]
+
+    def forward(
+        self,
+        x: Tensor,
+        memory: Tensor,
+        tgt_mask: Tensor | None = None,
+        memory_mask: Tensor | None = None,
+        caches: list[DecoderLayerCache] | None = None,
+    ) -> Tensor:
+        for i, layer in enumerate(self.layers):
+            x = layer(x, memory, tgt_mask, memory_mask, None if caches is None else caches[i])
+        return x if self.final_norm is None else self.final_norm(x)

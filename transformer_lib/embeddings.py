@@ -1,0 +1,34 @@
+"""Token embeddings (Vaswani et al. 2017, section 3.4).
+
+A token id selects one row of a learned (vocab_size, d_model) matrix: the same as
+multiplying a one-hot vector by that matrix, without building the one-hot vector.
+"In the embedding layers, we multiply those weights by sqrt(d_model)": with the
+small initial weights of a matrix that is shared with the output projection, this
+keeps the embeddings on the same scale as the positional encodings added to them.
+"""
+
+from __future__ import annotations
+
+import math
+
+from torch import Tensor, nn
+
+from .validation import check_positive_int, check_token_ids
+
+
+class TokenEmbedding(nn.Module):
+    """(batch, seq_len) integer ids -> (batch, seq_len, d_model) vectors, scaled by sqrt(d_model)."""
+
+    def __init__(self, vocab_size: int, d_model: int) -> None:
+        super().__init__()
+        self.vocab_size = check_positive_int("vocab_size", vocab_size)
+        self.d_model = check_positive_int("d_model", d_model)
+        self.embedding = nn.Embedding(vocab_size, d_model)
+
+    @property
+    def weight(self) -> Tensor:
+        return self.embedding.weight
+
+    def forward(self, ids: Tensor) -> Tensor:
+        check_token_ids("ids", ids, self.vocab_size)
+        return self.embedding(ids) * math.sqrt(self.d_model)  # (B, T, d_model)

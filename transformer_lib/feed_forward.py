@@ -1,0 +1,30 @@
+"""The position-wise feed-forward network (Vaswani et al. 2017, section 3.3).
+
+    FFN(x) = max(0, x W_1 + b_1) W_2 + b_2
+
+The same two linear layers are applied to every position separately: d_model ->
+d_ff -> d_model (512 -> 2048 -> 512 in the paper). GELU, used by BERT and GPT, is
+an option in place of the ReLU.
+"""
+
+from __future__ import annotations
+
+from torch import Tensor, nn
+
+from .validation import check_choice, check_positive_int
+
+ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}
+
+
+class PositionwiseFeedForward(nn.Module):
+    def __init__(self, d_model: int, d_ff: int, activation: str = "relu") -> None:
+        super().__init__()
+        check_positive_int("d_model", d_model)
+        check_positive_int("d_ff", d_ff)
+        check_choice("activation", activation, list(ACTIVATIONS))
+        self.linear1 = nn.Linear(d_model, d_ff)  # W_1, b_1
+        self.activation = ACTIVATIONS[activation]()
+        self.linear2 = nn.Linear(d_ff, d_model)  # W_2, b_2
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.linear2(self.activation(self.linear1(x)))  # (B, T, d_model)

@@ -1,0 +1,173 @@
+"""Whole models, assembled from the same layers.
+
+* ``Transformer``: the encoder-decoder of the paper, for translation.
+* ``DecoderOnlyTransformer``: a GPT-style language model. Its block is the
+  ``EncoderLayer`` (self-attention + feed-forward) run under a causal mask.
+* ``EncoderOnlyTransformer``: a BERT-style model, the encoder stack alone, with a
+  head that predicts a token at every position (masked-language modelling).
+"""
+
+from __future__ import annotations
+
+from torch import Tensor, nn
+
+from .attention import causal_mask, combine_masks, padding_mask
+from .config import TransformerConfig
+from .decoder import Decoder, DecoderLayer, DecoderLayerCache
+from .embeddings import TokenEmbedding
+from .encoder import Encoder, EncoderLayer
+from .multi_head_attention import KVCache
+from .positional_encoding import LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
+from .validation import check_token_ids
+
+
+class InputEmbedding(nn.Module):
+    """Token embedding (times sqrt(d_model)) plus position, then dropout (section 5.4:
+    "we apply dropout to the sums of the embeddings and the positional encodings")."""
+
+    def __init__(self, vocab_size: int, config: TransformerConfig) -> None:
+        super().__init__()
+        self.token = TokenEmbedding(vocab_size, config.d_model)
+        if config.positional == "sinusoidal":
+            self.position: nn.Module | None = SinusoidalPositionalEncoding(config.d_model, config.max_len)
+        elif config.positional == "learned":
+            self.position = LearnedPositionalEmbedding(config.d_model, config.max_len)
+        else:  # "rope": positions enter inside attention, by rotating queries and keys
+            self.position = None
+        self.dropout = nn.Dropout(config.dropout)
+
+    def forward(self, ids: Tensor, offset: int = 0) -> Tensor:
+        x = self.token(ids)  # (B, T, d_model)
+        if self.position is not None:
+            x = self.position(x, offset)
+        return self.dropout(x)
+
+
+def _layer_kwargs(config: TransformerConfig) -> dict:
+    rotary = RotaryEmbedding(config.d_k, config.max_len) if config.positional == "rope" else None
+    return dict(
+        d_model=config.d_model, n_heads=config.n_heads, d_ff=config.d_ff, dropout=config.dropout,
+        activation=config.activation, norm_first=config.norm_first,
+        attention_dropout=config.attention_dropout, eps=config.layer_norm_eps, rotary=rotary,
+    )
+
+
+def _init_weights(model: nn.Module) -> None:
+    """Xavier-uniform for every matrix, as nn.Transformer and the reference implementations do."""
+    for p in model.parameters():
+        if p.dim() > 1:
+            nn.init.xavier_uniform_(p)
+
+
+class Transformer(nn.Module):
+    """The encoder-decoder Transformer: source ids and target ids in, next-token logits out."""
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.src_embed = InputEmbedding(config.src_vocab_size, config)
+        self.tgt_embed = InputEmbedding(config.tgt_vocab_size, config)
+        self.encoder = Encoder(EncoderLayer(**_layer_kwargs(config)), config.n_encoder_layers)
+        self.decoder = Decoder(DecoderLayer(**_layer_kwargs(config)), config.n_decoder_layers)
+        self.generator = nn.Linear(config.d_model, config.tgt_vocab_size)  # the pre-softmax projection
+        _init_weights(self)
+        if config.share_source_target_embedding:
+            self.src_embed.token.embedding.weight = self.tgt_embed.token.embedding.weight
+        if config.tie_output_embedding:  # section 3.4: one matrix, used three (or two) times
+            self.generator.weight = self.tgt_embed.token.embedding.weight
+
+    def src_mask(self, src_ids: Tensor) -> Tensor:
+        return padding_mask(src_ids, self.config.pad_id)  # (B, 1, 1, S)
+
+    def tgt_mask(self, tgt_ids: Tensor) -> Tensor:
+        length = tgt_ids.shape[1]
+        causal = causal_mask(length, device=tgt_ids.device)  # (T, T)
+        return combine_masks(padding_mask(tgt_ids, self.config.pad_id), causal)  # (B, 1, T, T)
+
+    def encode(self, src_ids: Tensor) -> Tensor:
+        """(B, S) source ids -> (B, S, d_model) memory."""
+        check_token_ids("src_ids", src_ids, self.config.src_vocab_size)
+        return self.encoder(self.src_embed(src_ids), self.src_mask(src_ids))
+
+    def decode(
+        self,
+        tgt_ids: Tensor,
+        memory: Tensor,
+        src_ids: Tensor,
+        cache: list[DecoderLayerCache] | None = None,
+    ) -> Tensor:
+        """(B, T) target ids -> (B, T, d_model) decoder output.
+
+        With a ``cache`` (from ``new_cache()``), ``tgt_ids`` holds only the tokens not yet
+        seen, and the earlier ones are read from the cache.
+        """
+        check_token_ids("tgt_ids", tgt_ids, self.config.tgt_vocab_size)
+        past = 0 if cache is None else len(cache[0].self_attn)
+        if cache is None:
+            tgt_mask = self.tgt_mask(tgt_ids)
+        else:  # the prefix holds no padding while it is being generated
+            tgt_mask = causal_mask(tgt_ids.shape[1], past + tgt_ids.shape[1], device=tgt_ids.device)
+        x = self.tgt_embed(tgt_ids, offset=past)
+        return self.decoder(x, memory, tgt_mask, self.src_mask(src_ids), cache)
+
+    def new_cache(self) -> list[DecoderLayerCache]:
+        return self.decoder.new_cache()
+
+    def forward(self, src_ids: Tensor, tgt_ids: Tensor) -> Tensor:
+        """(B, S) source ids and (B, T) decoder input ids -> (B, T, tgt_vocab_size) logits."""
+        check_token_ids("src_ids", src_ids, self.config.src_vocab_size)
+        check_token_ids("tgt_ids", tgt_ids, self.config.tgt_vocab_size)
+        if tgt_ids.shape[0] != src_ids.shape[0]:
+            raise ValueError(
+                f"tgt_ids: expected batch size {src_ids.shape[0]} like src_ids, got shape {tuple(tgt_ids.shape)}"
+            )
+        memory = self.encode(src_ids)
+        return self.generator(self.decode(tgt_ids, memory, src_ids))
+
+
+class DecoderOnlyTransformer(nn.Module):
+    """A GPT-style language model: ``config.n_decoder_layers`` causal self-attention blocks
+    over a vocabulary of ``config.tgt_vocab_size``."""
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.embed = InputEmbedding(config.tgt_vocab_size, config)
+        # A decoder without cross-attention is an encoder layer under a causal mask.
+        self.blocks = Encoder(EncoderLayer(**_layer_kwargs(config)), config.n_decoder_layers)
+        self.lm_head = nn.Linear(config.d_model, config.tgt_vocab_size)
+        _init_weights(self)
+        if config.tie_output_embedding:
+            self.lm_head.weight = self.embed.token.embedding.weight
+
+    def new_cache(self) -> list[KVCache]:
+        return [KVCache(grows=True) for _ in self.blocks.layers]
+
+    def forward(self, ids: Tensor, cache: list[KVCache] | None = None) -> Tensor:
+        """(B, T) ids -> (B, T, vocab) logits for the next token at every position."""
+        check_token_ids("ids", ids, self.config.tgt_vocab_size)
+        past = 0 if cache is None else len(cache[0])
+        mask = causal_mask(ids.shape[1], past + ids.shape[1], device=ids.device)
+        if cache is None:
+            mask = combine_masks(padding_mask(ids, self.config.pad_id), mask)
+        return self.lm_head(self.blocks(self.embed(ids, offset=past), mask, cache))
+
+
+class EncoderOnlyTransformer(nn.Module):
+    """A BERT-style model: ``config.n_encoder_layers`` bidirectional self-attention layers over a
+    vocabulary of ``config.src_vocab_size``, predicting a token at every position."""
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.embed = InputEmbedding(config.src_vocab_size, config)
+        self.encoder = Encoder(EncoderLayer(**_layer_kwargs(config)), config.n_encoder_layers)
+        self.mlm_head = nn.Linear(config.d_model, config.src_vocab_size)
+        _init_weights(self)
+        if config.tie_output_embedding:
+            self.mlm_head.weight = self.embed.token.embedding.weight
+
+    def forward(self, ids: Tensor) -> Tensor:
+        """(B, T) ids -> (B, T, vocab) logits; every position sees every non-padding position."""
+        check_token_ids("ids", ids, self.config.src_vocab_size)
+        return self.mlm_head(self.encoder(self.embed(ids), padding_mask(ids, self.config.pad_id)))

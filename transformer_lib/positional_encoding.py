@@ -1,0 +1,123 @@
+"""Where a token is: sinusoidal, learned and rotary position information.
+
+Self-attention alone cannot tell positions apart (it is permutation-equivariant),
+so the Transformer adds position information to the embeddings (Vaswani et al.
+2017, section 3.5):
+
+    PE(pos, 2i)   = sin(pos / 10000^(2i / d_model))
+    PE(pos, 2i+1) = cos(pos / 10000^(2i / d_model))
+
+Rotary embeddings (Su et al. 2021) instead rotate queries and keys, so that their
+dot product depends on the offset between two positions only.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from .validation import check_ndim, check_positive_int
+
+
+def _frequencies(d_model: int, base: float = 10000.0) -> Tensor:
+    """omega_i = 1 / base^(2i / d_model) for i = 0 .. d_model/2 - 1, in float64."""
+    return 1.0 / base ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
+
+
+def sinusoidal_table(max_len: int, d_model: int) -> Tensor:
+    """The (max_len, d_model) table of section 3.5: even columns sine, odd columns cosine."""
+    check_positive_int("max_len", max_len)
+    check_positive_int("d_model", d_model)
+    if d_model % 2:
+        raise ValueError(f"d_model: expected an even number (sine and cosine pairs), got {d_model}")
+    position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
+    angles = position * _frequencies(d_model)  # (max_len, d_model/2)
+    table = torch.zeros(max_len, d_model, dtype=torch.float64)
+    table[:, 0::2] = torch.sin(angles)
+    table[:, 1::2] = torch.cos(angles)
+    return table.float()
+
+
+def relative_position_map(offset: int, d_model: int) -> Tensor:
+    """The (d_model, d_model) matrix M with PE(pos + offset) = M @ PE(pos) for every pos.
+
+    It is block-diagonal: each (sin, cos) pair is rotated by the angle offset * omega_i,
+    which does not depend on pos. This is why the paper hoped the model could
+    "easily learn to attend by relative positions".
+    """
+    angles = offset * _frequencies(d_model)
+    cos, sin = torch.cos(angles), torch.sin(angles)
+    m = torch.zeros(d_model, d_model, dtype=torch.float64)
+    # [sin(a+b)]   [ cos b  sin b] [sin a]
+    # [cos(a+b)] = [-sin b  cos b] [cos a]
+    m[0::2, 0::2] = torch.diag(cos)
+    m[0::2, 1::2] = torch.diag(sin)
+    m[1::2, 0::2] = torch.diag(-sin)
+    m[1::2, 1::2] = torch.diag(cos)
+    return m
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    """Adds the fixed sinusoidal table to (batch, seq_len, d_model) embeddings."""
+
+    def __init__(self, d_model: int, max_len: int = 512) -> None:
+        super().__init__()
+        self.max_len = max_len
+        # A buffer, not a parameter: it moves with .to(device) but is never trained.
+        self.register_buffer("table", sinusoidal_table(max_len, d_model), persistent=False)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        check_ndim("x", x, 3, "(batch, seq_len, d_model)")
+        _check_length(x.shape[1], offset, self.max_len)
+        return x + self.table[offset : offset + x.shape[1]].to(x.dtype)
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """A trained vector per position (as in BERT and GPT), added to the embeddings."""
+
+    def __init__(self, d_model: int, max_len: int = 512) -> None:
+        super().__init__()
+        self.max_len = max_len
+        self.embedding = nn.Embedding(max_len, d_model)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        check_ndim("x", x, 3, "(batch, seq_len, d_model)")
+        _check_length(x.shape[1], offset, self.max_len)
+        positions = torch.arange(offset, offset + x.shape[1], device=x.device)
+        return x + self.embedding(positions)
+
+
+class RotaryEmbedding(nn.Module):
+    """Rotary position embedding (RoPE, Su et al. 2021) for queries and keys.
+
+    Each pair of dimensions (x_2i, x_2i+1) of a head is rotated by the angle
+    pos * omega_i. A query at position m and a key at position n then meet in the
+    dot product through the angle (m - n) * omega_i alone.
+    """
+
+    def __init__(self, d_head: int, max_len: int = 512, base: float = 10000.0) -> None:
+        super().__init__()
+        if d_head % 2:
+            raise ValueError(f"d_head: expected an even head size for RoPE, got {d_head}")
+        self.max_len = max_len
+        angles = torch.arange(max_len, dtype=torch.float64)[:, None] * _frequencies(d_head, base)
+        self.register_buffer("cos", torch.cos(angles).float(), persistent=False)  # (max_len, d_head/2)
+        self.register_buffer("sin", torch.sin(angles).float(), persistent=False)
+
+    def forward(self, x: Tensor, offset: int = 0) -> Tensor:
+        """Rotate x of shape (batch, heads, seq_len, d_head) at positions offset, offset+1, ..."""
+        check_ndim("x", x, 4, "(batch, heads, seq_len, d_head)")
+        _check_length(x.shape[2], offset, self.max_len)
+        cos = self.cos[offset : offset + x.shape[2]].to(x.dtype)  # (T, d_head/2)
+        sin = self.sin[offset : offset + x.shape[2]].to(x.dtype)
+        even, odd = x[..., 0::2], x[..., 1::2]
+        rotated = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)
+        return rotated.flatten(-2)  # interleave the pairs back: (B, h, T, d_head)
+
+
+def _check_length(seq_len: int, offset: int, max_len: int) -> None:
+    if offset + seq_len > max_len:
+        raise ValueError(
+            f"seq_len: positions {offset} to {offset + seq_len - 1} exceed max_len={max_len}; "
+            "build the model with a larger max_len or pass a shorter sequence"
+        )

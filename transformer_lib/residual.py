@@ -1,0 +1,64 @@
+"""Layer normalisation and the residual connection around every sub-layer.
+
+Layer normalisation (Ba et al. 2016) rescales each position's vector to zero mean
+and unit variance over its d_model features, then applies a learned gain and bias:
+
+    LayerNorm(x) = (x - mean(x)) / sqrt(var(x) + eps) * gamma + beta
+
+where var is the biased variance (divide by d_model, not d_model - 1) and eps sits
+inside the square root, exactly as ``torch.nn.LayerNorm``.
+
+The paper wraps each sub-layer as LayerNorm(x + Sublayer(x)) ("post-norm"). Most
+models since put the norm first, x + Sublayer(LayerNorm(x)) ("pre-norm"), which
+trains more stably in deep stacks; ``Residual`` does either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .validation import check_positive_int, check_probability
+
+
+def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
+    """The formula, written out: normalise over the last dimension, then scale and shift."""
+    mean = x.mean(dim=-1, keepdim=True)
+    var = x.var(dim=-1, keepdim=True, unbiased=False)
+    return (x - mean) / torch.sqrt(var + eps) * gamma + beta
+
+
+class LayerNorm(nn.Module):
+    """Layer normalisation with a learned gain (``weight``) and bias, as ``nn.LayerNorm``.
+
+    ``forward`` calls the fused ``F.layer_norm``; :func:`layer_norm` is the same
+    computation written out, and the tests hold the two (and ``nn.LayerNorm``) equal.
+    """
+
+    def __init__(self, d_model: int, eps: float = 1e-5) -> None:
+        super().__init__()
+        check_positive_int("d_model", d_model)
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d_model))  # gamma
+        self.bias = nn.Parameter(torch.zeros(d_model))  # beta
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
+
+
+class Residual(nn.Module):
+    """A residual connection with dropout and layer normalisation around one sub-layer."""
+
+    def __init__(self, d_model: int, dropout: float = 0.1, norm_first: bool = False, eps: float = 1e-5) -> None:
+        super().__init__()
+        self.norm = LayerNorm(d_model, eps)
+        self.dropout = nn.Dropout(check_probability("dropout", dropout))
+        self.norm_first = norm_first
+
+    def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
+        if self.norm_first:  # pre-norm: x + Sublayer(LayerNorm(x))
+            return x + self.dropout(sublayer(self.norm(x)))
+        return self.norm(x + self.dropout(sublayer(x)))  # post-norm, the paper: LayerNorm(x + Sublayer(x))
