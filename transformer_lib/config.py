@@ -51,7 +51,9 @@ class TransformerConfig:
         if self.d_model % 2:
             raise ValueError(f"d_model: expected an even number for sine/cosine pairs, got {self.d_model}")
         if self.positional == "rope" and (self.d_model // self.n_heads) % 2:
-            raise ValueError(f"n_heads: RoPE needs an even head size, got d_model/n_heads = {self.d_model // self.n_heads}")
+            raise ValueError(
+                f"n_heads: RoPE needs an even head size, got d_model/n_heads = {self.d_model // self.n_heads}"
+            )
         if self.share_source_target_embedding and self.src_vocab_size != self.tgt_vocab_size:
             raise ValueError(
                 "share_source_target_embedding: needs src_vocab_size == tgt_vocab_size, "

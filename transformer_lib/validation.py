@@ -91,7 +91,7 @@ def check_mask(name: str, mask: Tensor | None, target_shape: Sequence[int]) -> N
     if mask.dim() == 3:  # (batch, queries, keys): one mask per sequence, shared by every head
         shape = [shape[0], 1, shape[1], shape[2]]
     shape = [1] * (4 - len(shape)) + shape
-    for got, want in zip(shape, target_shape):
+    for got, want in zip(shape, target_shape, strict=True):
         if got not in (1, want):
             raise ValueError(
                 f"{name}: shape {tuple(mask.shape)} does not broadcast to "
