@@ -48,6 +48,13 @@ def combine_masks(*masks: Tensor | None) -> Tensor | None:
     for mask in masks:
         if mask is None:
             continue
+        if result is not None:
+            try:
+                torch.broadcast_shapes(result.shape, mask.shape)
+            except RuntimeError:
+                raise ValueError(
+                    f"masks: shapes {tuple(result.shape)} and {tuple(mask.shape)} do not broadcast together"
+                ) from None
         result = mask if result is None else result & mask
     return result
 

@@ -100,6 +100,7 @@ class RotaryEmbedding(nn.Module):
         if d_head % 2:
             raise ValueError(f"d_head: expected an even head size for RoPE, got {d_head}")
         self.max_len = max_len
+        # Computed in float64, stored in float32: Apple's MPS backend has no float64.
         angles = torch.arange(max_len, dtype=torch.float64)[:, None] * _frequencies(d_head, base)
         self.register_buffer("cos", torch.cos(angles).float(), persistent=False)  # (max_len, d_head/2)
         self.register_buffer("sin", torch.sin(angles).float(), persistent=False)
