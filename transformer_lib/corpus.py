@@ -416,6 +416,10 @@ def render(sentence: Sentence) -> tuple[str, str]:
     """
     if not isinstance(sentence, Sentence):
         raise TypeError(f"sentence: expected a Sentence, got {type(sentence).__name__}")
+    if not isinstance(sentence.subject, str | NounPhrase):
+        raise TypeError(
+            f"sentence.subject: expected a pronoun (str) or a NounPhrase, got {type(sentence.subject).__name__}"
+        )
     verb = _lookup(VERBS, sentence.verb, "verb", "sentence.verb")
     _check_complements(sentence, verb)
 
@@ -548,6 +552,7 @@ def french_words() -> set[str]:
 # ----------------------------------------------------------------------------- sampling
 
 MIN_WORDS, MAX_WORDS = 3, 15
+MAX_PAIRS = 200_000  # far below what the grammar can make, so that generation never runs dry
 
 
 class _Sampler:
@@ -641,10 +646,24 @@ def random_sentence(rng: random.Random, force: tuple[str, str] | None = None) ->
     """One random sentence; with ``force``, one that combines that (adjective, noun)."""
     if not isinstance(rng, random.Random):
         raise TypeError(f"rng: expected a random.Random, got {type(rng).__name__}")
-    while True:
+    if force is not None:
+        _check_combination("force", force)
+    for _ in range(10_000):
         sentence = _Sampler(rng, force).sentence()
         if force is None or force in adjective_noun_pairs(sentence):
             return sentence
+    raise ValueError(f"force: no sentence of the grammar combines {force}")
+
+
+def _check_combination(name: str, combination: object) -> tuple[str, str]:
+    if not (isinstance(combination, tuple | list) and len(combination) == 2):
+        raise TypeError(f"{name}: expected an (adjective, noun) pair, got {combination!r}")
+    adjective, noun = combination
+    _lookup(ADJECTIVES, adjective, "adjective", name)
+    _lookup(NOUNS, noun, "noun", name)
+    if not ADJECTIVES[adjective].kinds & NOUNS[noun].kinds:
+        raise ValueError(f"{name}: the grammar never combines {adjective!r} with {noun!r}")
+    return adjective, noun
 
 
 # ----------------------------------------------------------------------------- the corpus
@@ -706,13 +725,11 @@ def make_corpus(
         raise TypeError(f"novel_per_combination: expected an int, got {type(novel_per_combination).__name__}")
     if novel_per_combination < 0:
         raise ValueError(f"novel_per_combination: expected >= 0, got {novel_per_combination}")
-    held_out = tuple(tuple(c) for c in held_out)
-    for combination in held_out:
-        adjective, noun = combination
-        _lookup(ADJECTIVES, adjective, "adjective", "held_out")
-        _lookup(NOUNS, noun, "noun", "held_out")
-        if not ADJECTIVES[adjective].kinds & NOUNS[noun].kinds:
-            raise ValueError(f"held_out: the grammar never combines {adjective!r} with {noun!r}")
+    if n_pairs > MAX_PAIRS:
+        raise ValueError(f"n_pairs: expected at most {MAX_PAIRS} pairs, got {n_pairs}")
+    if isinstance(held_out, str):
+        raise TypeError("held_out: expected a sequence of (adjective, noun) pairs, got a str")
+    held_out = tuple(_check_combination("held_out", c) for c in held_out)
 
     rng = random.Random(seed)
     seen: set[str] = set()
