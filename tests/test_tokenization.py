@@ -21,7 +21,7 @@ from transformer_lib.tokenization import (
     encode_pairs,
     learn_bpe,
     make_batches,
-    pad,
+    pad_sequences,
 )
 
 
@@ -255,7 +255,7 @@ def test_shuffle_is_seeded(corpus, vocabs) -> None:
     assert first_sources(seed=1) == first_sources(seed=1)
     assert first_sources(seed=1) != first_sources(seed=2)
     in_order = first_sources(shuffle=False)
-    assert in_order == pad([vocabs[0].encode(e) for e, _ in corpus.valid[:16]]).tolist()
+    assert in_order == pad_sequences([vocabs[0].encode(e) for e, _ in corpus.valid[:16]]).tolist()
 
 
 def test_by_length_reduces_padding(corpus, vocabs) -> None:

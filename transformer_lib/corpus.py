@@ -837,7 +837,7 @@ def iter_rule_examples() -> Iterator[tuple[str, Sentence]]:
     yield "adjective after the noun", Sentence(NounPhrase("cat", adjectives=("black",)), "sleep")
     yield "adjective before the noun", Sentence(NounPhrase("horse", "a", adjectives=("small",)), "run")
     yield "both sides of the noun", Sentence("i", "see", obj=NounPhrase("car", "the", adjectives=("old", "red")))
-    yield "feminine and plural agreement", Sentence(NounPhrase("table", plural=True, adjectives=("old",)),
+    yield "feminine and plural agreement", Sentence(NounPhrase("chair", plural=True, adjectives=("old",)),
                                                     "be", adjective="green")
     yield "conjugation (nous)", Sentence("we", "eat", obj=NounPhrase("apple", plural=True))
     yield "negation with n'", Sentence("he", "have", obj=NounPhrase("dog", "a"), negated=True)
