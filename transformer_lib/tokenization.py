@@ -1,0 +1,425 @@
+"""From text to the integer tensors a model reads: vocabularies, byte-pair encoding, batches.
+
+* :class:`Vocab`: a word-level vocabulary. Ids 0-3 are the specials ``<pad>`` (0, the
+  model's ``pad_id``), ``<sos>``, ``<eos>`` and ``<unk>``.
+* :func:`learn_bpe` / :class:`BPETokenizer`: byte-pair encoding (Sennrich, Haddow and
+  Birch 2016, "Neural Machine Translation of Rare Words with Subword Units"): "we
+  iteratively count all symbol pairs and replace each occurrence of the most frequent
+  pair ('A', 'B') with a new symbol 'AB'". :func:`bpe_trace` shows it step by step.
+* :class:`Batch` / :func:`make_batches`: padded id tensors with teacher forcing. The
+  decoder reads ``<sos>`` + target and learns to predict target + ``<eos>``: the
+  same sequence shifted one step.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from .attention import causal_mask, combine_masks, padding_mask
+from .validation import check_positive_int
+
+PAD, SOS, EOS, UNK = "<pad>", "<sos>", "<eos>", "<unk>"
+SPECIALS = (PAD, SOS, EOS, UNK)
+
+# ----------------------------------------------------------------------------- vocabulary
+
+
+def _check_sentence(name: str, sentence: object) -> str:
+    if not isinstance(sentence, str):
+        raise TypeError(f"{name}: expected a sentence (str), got {type(sentence).__name__} {sentence!r}")
+    return sentence
+
+
+class Vocab:
+    """Word-level vocabulary: ``itos[id]`` is a token, ``stoi[token]`` its id.
+
+    Tokens are the whitespace-separated words of a sentence. Ids 0, 1, 2, 3 are
+    ``<pad>``, ``<sos>``, ``<eos>``, ``<unk>``; a word the vocabulary does not hold
+    is encoded as ``unk_id`` (:meth:`encode_with_unknowns` says which words those were).
+    """
+
+    pad_id, sos_id, eos_id, unk_id = 0, 1, 2, 3
+
+    def __init__(self, tokens: Iterable[str]) -> None:
+        """``tokens``: the ordinary tokens, in id order; the specials are put first."""
+        itos = list(SPECIALS)
+        for i, token in enumerate(tokens):
+            if not isinstance(token, str) or not token or token != token.strip() or " " in token:
+                raise ValueError(f"tokens[{i}]: expected a non-empty token without whitespace, got {token!r}")
+            if token in SPECIALS:
+                raise ValueError(f"tokens[{i}]: {token!r} is a special token, added by Vocab itself")
+            itos.append(token)
+        if len(set(itos)) != len(itos):
+            duplicates = sorted(t for t, n in Counter(itos).items() if n > 1)
+            raise ValueError(f"tokens: expected distinct tokens, got duplicates {duplicates}")
+        self.itos: list[str] = itos
+        self.stoi: dict[str, int] = {token: i for i, token in enumerate(itos)}
+
+    @classmethod
+    def build(cls, sentences: Iterable[str], min_freq: int = 1) -> Vocab:
+        """The vocabulary of every word seen at least ``min_freq`` times.
+
+        Most frequent words get the smallest ids; ties go in alphabetical order, so
+        the same sentences always give the same ids.
+        """
+        if isinstance(sentences, str):
+            raise TypeError("sentences: expected an iterable of sentences, got a single str")
+        check_positive_int("min_freq", min_freq)
+        counts: Counter[str] = Counter()
+        for i, sentence in enumerate(sentences):
+            counts.update(_check_sentence(f"sentences[{i}]", sentence).split())
+        for special in SPECIALS:
+            if special in counts:
+                raise ValueError(f"sentences: contain the special token {special!r} as a word")
+        kept = [t for t, n in counts.items() if n >= min_freq]
+        return cls(sorted(kept, key=lambda t: (-counts[t], t)))
+
+    def __len__(self) -> int:
+        return len(self.itos)
+
+    def __contains__(self, token: object) -> bool:
+        return token in self.stoi
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Vocab) and self.itos == other.itos
+
+    def __repr__(self) -> str:
+        return f"Vocab({len(self)} tokens: {self.itos[4:10]}...)"
+
+    def encode_with_unknowns(self, sentence: str) -> tuple[list[int], list[str]]:
+        """(ids, the words that were not in the vocabulary, in order)."""
+        ids, unknown = [], []
+        for word in _check_sentence("sentence", sentence).split():
+            i = self.stoi.get(word, self.unk_id)
+            if i == self.unk_id:
+                unknown.append(word)
+            ids.append(i)
+        return ids, unknown
+
+    def encode(self, sentence: str) -> list[int]:
+        """Word ids, without ``<sos>``/``<eos>`` (batching adds those); unknown words -> ``unk_id``."""
+        return self.encode_with_unknowns(sentence)[0]
+
+    def decode(self, ids: Sequence[int] | Tensor, stop_at_eos: bool = True) -> str:
+        """Words for ``ids``: ``<pad>`` and ``<sos>`` are dropped, decoding stops at ``<eos>``
+        (or, with ``stop_at_eos=False``, drops it too). ``<unk>`` stays visible."""
+        if isinstance(ids, Tensor):
+            if ids.dim() != 1 or ids.is_floating_point():
+                raise ValueError(f"ids: expected a 1-D integer tensor, got dtype {ids.dtype}, shape {tuple(ids.shape)}")
+            ids = ids.tolist()
+        if isinstance(ids, str) or not isinstance(ids, Sequence):
+            raise TypeError(f"ids: expected a sequence of ints, got {type(ids).__name__}")
+        words = []
+        for position, i in enumerate(ids):
+            if isinstance(i, bool) or not isinstance(i, int):
+                raise TypeError(f"ids[{position}]: expected an int, got {type(i).__name__} {i!r}")
+            if not 0 <= i < len(self):
+                raise ValueError(f"ids[{position}]: expected an id in [0, {len(self)}), got {i}")
+            if i == self.eos_id:
+                if stop_at_eos:
+                    break
+                continue
+            if i in (self.pad_id, self.sos_id):
+                continue
+            words.append(self.itos[i])
+        return " ".join(words)
+
+    def to_dict(self) -> dict:
+        """Plain, JSON-serialisable form (for checkpoints)."""
+        return {"itos": list(self.itos)}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Vocab:
+        if not isinstance(data, dict) or not isinstance(data.get("itos"), list):
+            raise ValueError(f"data: expected a dict with a list 'itos' (from Vocab.to_dict), got {data!r:.80}")
+        itos = data["itos"]
+        if tuple(itos[: len(SPECIALS)]) != SPECIALS:
+            raise ValueError(f"data['itos']: expected to start with the specials {list(SPECIALS)}, got {itos[:4]}")
+        return cls(itos[len(SPECIALS):])
+
+
+# ----------------------------------------------------------------------------- byte-pair encoding
+
+END_OF_WORD = "</w>"
+
+
+@dataclass(frozen=True)
+class Merge:
+    """One learned merge: the pair of symbols, and how often it occurred when it was chosen."""
+
+    pair: tuple[str, str]
+    count: int
+
+    @property
+    def symbol(self) -> str:
+        return self.pair[0] + self.pair[1]
+
+
+@dataclass(frozen=True)
+class BPEStep:
+    """One step of :func:`bpe_trace`: the merge, and the text's symbols after it."""
+
+    merge: Merge
+    symbols: tuple[str, ...]
+
+
+def _pair_counts(words: dict[tuple[str, ...], int]) -> Counter[tuple[str, str]]:
+    """How often each adjacent pair occurs, counting overlaps ("aaa" holds ('a', 'a') twice), as Sennrich et al."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for symbols, frequency in words.items():
+        for pair in zip(symbols, symbols[1:], strict=False):
+            counts[pair] += frequency
+    return counts
+
+
+def _merge_symbols(symbols: Sequence[str], pair: tuple[str, str]) -> tuple[str, ...]:
+    """Replace each occurrence of ``pair``, left to right without overlap: ('a','a','a') -> ('aa','a')."""
+    out: list[str] = []
+    i = 0
+    while i < len(symbols):
+        if i + 1 < len(symbols) and (symbols[i], symbols[i + 1]) == pair:
+            out.append(symbols[i] + symbols[i + 1])
+            i += 2
+        else:
+            out.append(symbols[i])
+            i += 1
+    return tuple(out)
+
+
+def _split_word(word: str, end_of_word: str | None) -> tuple[str, ...]:
+    return (*word, end_of_word) if end_of_word else tuple(word)
+
+
+def learn_bpe(text: str | Iterable[str], n_merges: int, end_of_word: str | None = END_OF_WORD) -> list[Merge]:
+    """Learn up to ``n_merges`` merges from ``text`` (a string, or sentences), split into words at whitespace.
+
+    Each word starts as its characters followed by ``end_of_word`` (Sennrich et al.'s
+    "</w>", so that a merge can tell "er" at the end of a word from "er" inside it);
+    ``end_of_word=None`` leaves it out. At every step the most frequent adjacent pair is
+    merged; **ties go to the pair that sorts first** (as a tuple of strings), so the
+    result never depends on dictionary order. Learning stops early when no pair is left.
+    """
+    if isinstance(n_merges, bool) or not isinstance(n_merges, int) or n_merges < 0:
+        raise ValueError(f"n_merges: expected an int >= 0, got {n_merges!r}")
+    if end_of_word is not None and (not isinstance(end_of_word, str) or not end_of_word):
+        raise ValueError(f"end_of_word: expected a non-empty str or None, got {end_of_word!r}")
+    sentences = [text] if isinstance(text, str) else list(text)
+    word_counts: Counter[str] = Counter()
+    for i, sentence in enumerate(sentences):
+        word_counts.update(_check_sentence(f"text[{i}]" if not isinstance(text, str) else "text", sentence).split())
+    if not word_counts:
+        raise ValueError("text: expected at least one word, got empty text")
+    words = {_split_word(w, end_of_word): n for w, n in sorted(word_counts.items())}
+    merges: list[Merge] = []
+    for _ in range(n_merges):
+        counts = _pair_counts(words)
+        if not counts:
+            break
+        pair, count = min(counts.items(), key=lambda item: (-item[1], item[0]))
+        merges.append(Merge(pair, count))
+        words = {_merge_symbols(symbols, pair): n for symbols, n in words.items()}
+    return merges
+
+
+def bpe_trace(text: str, n_merges: int) -> list[BPEStep]:
+    """Byte-pair encoding of one string, step by step (no end-of-word marker; spaces are symbols too).
+
+    The classic example: "aaabdaaabac" -> "aa" gives ZabdZabac, "ab" gives ZYdZYac,
+    then "aaab" (ZY) gives XdXac.
+    """
+    _check_sentence("text", text)
+    if not text:
+        raise ValueError("text: expected a non-empty string")
+    if isinstance(n_merges, bool) or not isinstance(n_merges, int) or n_merges < 0:
+        raise ValueError(f"n_merges: expected an int >= 0, got {n_merges!r}")
+    symbols = tuple(text)
+    steps = []
+    for _ in range(n_merges):
+        counts = _pair_counts({symbols: 1})
+        if not counts:
+            break
+        pair, count = min(counts.items(), key=lambda item: (-item[1], item[0]))
+        symbols = _merge_symbols(symbols, pair)
+        steps.append(BPEStep(Merge(pair, count), symbols))
+    return steps
+
+
+class BPETokenizer:
+    """Splits words into subwords by applying learned merges in the order they were learned.
+
+    A character never seen in training stays a symbol of its own (a vocabulary over
+    :attr:`symbols` would map it to ``<unk>``).
+    """
+
+    def __init__(
+        self, merges: Sequence[Merge], end_of_word: str | None = END_OF_WORD, alphabet: Iterable[str] = ()
+    ) -> None:
+        """``alphabet``: the characters seen in training (``learn`` fills it in)."""
+        for i, merge in enumerate(merges):
+            if not isinstance(merge, Merge):
+                raise TypeError(f"merges[{i}]: expected a Merge (from learn_bpe), got {type(merge).__name__}")
+        self.merges = list(merges)
+        self.end_of_word = end_of_word
+        self.alphabet = sorted(set(alphabet))
+
+    @classmethod
+    def learn(cls, text: str | Iterable[str], n_merges: int, end_of_word: str | None = END_OF_WORD) -> BPETokenizer:
+        sentences = [text] if isinstance(text, str) else list(text)
+        merges = learn_bpe(sentences, n_merges, end_of_word)
+        return cls(merges, end_of_word, alphabet={c for s in sentences for c in s if not c.isspace()})
+
+    @property
+    def symbols(self) -> set[str]:
+        """Every symbol the tokenizer can produce from training characters: alphabet, marker, merges."""
+        known = set(self.alphabet) | {m.symbol for m in self.merges}
+        if self.end_of_word:
+            known.add(self.end_of_word)
+        return known
+
+    def tokenize_word(self, word: str) -> list[str]:
+        _check_sentence("word", word)
+        if not word or any(c.isspace() for c in word):
+            raise ValueError(f"word: expected one non-empty word without whitespace, got {word!r}")
+        symbols = _split_word(word, self.end_of_word)
+        for merge in self.merges:
+            if len(symbols) == 1:
+                break
+            symbols = _merge_symbols(symbols, merge.pair)
+        return list(symbols)
+
+    def tokenize(self, sentence: str) -> list[str]:
+        """Subwords of every word of ``sentence``, in order."""
+        return [s for word in _check_sentence("sentence", sentence).split() for s in self.tokenize_word(word)]
+
+    def detokenize(self, symbols: Sequence[str]) -> str:
+        """Inverse of :meth:`tokenize` (needs the end-of-word marker to find word ends)."""
+        if not self.end_of_word:
+            raise ValueError("detokenize: needs a tokenizer with an end_of_word marker to know where words end")
+        return "".join(symbols).replace(self.end_of_word, " ").strip()
+
+
+# ----------------------------------------------------------------------------- batches
+
+
+@dataclass
+class Batch:
+    """One padded batch for teacher forcing.
+
+    src      (B, S)  source ids
+    tgt_in   (B, T)  <sos> y1 ... yn   what the decoder reads
+    tgt_out  (B, T)  y1 ... yn <eos>   what it must predict at each position
+    Padding is ``pad_id`` (0) everywhere.
+    """
+
+    src: Tensor
+    tgt_in: Tensor
+    tgt_out: Tensor
+    pad_id: int = 0
+
+    @property
+    def src_mask(self) -> Tensor:
+        return padding_mask(self.src, self.pad_id)  # (B, 1, 1, S)
+
+    @property
+    def tgt_mask(self) -> Tensor:
+        causal = causal_mask(self.tgt_in.shape[1], device=self.tgt_in.device)  # (T, T)
+        return combine_masks(padding_mask(self.tgt_in, self.pad_id), causal)  # (B, 1, T, T)
+
+    @property
+    def n_tokens(self) -> int:
+        """Target tokens to predict (not padding): the denominator of a per-token loss."""
+        return int((self.tgt_out != self.pad_id).sum())
+
+    def __len__(self) -> int:
+        return self.src.shape[0]
+
+    def to(self, device: torch.device | str) -> Batch:
+        return Batch(self.src.to(device), self.tgt_in.to(device), self.tgt_out.to(device), self.pad_id)
+
+
+def _check_pairs(pairs: object) -> Sequence[tuple[str, str]]:
+    if isinstance(pairs, str) or not isinstance(pairs, Sequence):
+        raise TypeError(f"pairs: expected a list of (source, target) string pairs, got {type(pairs).__name__}")
+    if len(pairs) == 0:
+        raise ValueError("pairs: expected at least one (source, target) pair, got an empty list")
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)):
+            raise TypeError(f"pairs[{i}]: expected a (source, target) pair of strings, got {pair!r:.80}")
+        if not pair[0].split() or not pair[1].split():
+            raise ValueError(f"pairs[{i}]: expected non-empty source and target, got {pair!r}")
+    return pairs
+
+
+def _check_vocab(name: str, vocab: object) -> Vocab:
+    if not isinstance(vocab, Vocab):
+        raise TypeError(f"{name}: expected a Vocab, got {type(vocab).__name__}")
+    return vocab
+
+
+def encode_pairs(
+    pairs: Sequence[tuple[str, str]], src_vocab: Vocab, tgt_vocab: Vocab
+) -> list[tuple[list[int], list[int]]]:
+    """(source ids, target ids) for each pair, without specials."""
+    _check_pairs(pairs)
+    _check_vocab("src_vocab", src_vocab)
+    _check_vocab("tgt_vocab", tgt_vocab)
+    return [(src_vocab.encode(src), tgt_vocab.encode(tgt)) for src, tgt in pairs]
+
+
+def pad(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> Tensor:
+    """(B, max_len) LongTensor, each row padded on the right with ``pad_id``."""
+    if not sequences:
+        raise ValueError("sequences: expected at least one sequence, got none")
+    width = max(len(s) for s in sequences)
+    out = torch.full((len(sequences), width), pad_id, dtype=torch.long)
+    for i, s in enumerate(sequences):
+        out[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    return out
+
+
+def collate(encoded: Sequence[tuple[list[int], list[int]]], tgt_vocab: Vocab) -> Batch:
+    """A Batch from encoded pairs: target wrapped as <sos> y / y <eos>, everything padded with 0."""
+    _check_vocab("tgt_vocab", tgt_vocab)
+    src = pad([s for s, _ in encoded], Vocab.pad_id)
+    tgt_in = pad([[tgt_vocab.sos_id, *t] for _, t in encoded], Vocab.pad_id)
+    tgt_out = pad([[*t, tgt_vocab.eos_id] for _, t in encoded], Vocab.pad_id)
+    return Batch(src, tgt_in, tgt_out, Vocab.pad_id)
+
+
+def make_batches(
+    pairs: Sequence[tuple[str, str]],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    batch_size: int,
+    shuffle: bool = True,
+    seed: int = 0,
+    by_length: bool = False,
+) -> list[Batch]:
+    """Every pair, in batches of ``batch_size`` (the last one may be smaller).
+
+    ``shuffle`` permutes the pairs with ``random.Random(seed)``. ``by_length`` puts pairs
+    of similar source length together (less padding, faster); with ``shuffle`` the
+    batches themselves are then served in random order.
+    """
+    encoded = encode_pairs(pairs, src_vocab, tgt_vocab)
+    check_positive_int("batch_size", batch_size)
+    if not isinstance(shuffle, bool) or not isinstance(by_length, bool):
+        raise TypeError(f"shuffle, by_length: expected bools, got {shuffle!r}, {by_length!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed: expected an int, got {type(seed).__name__} {seed!r}")
+    rng = random.Random(seed)
+    order = list(range(len(encoded)))
+    if shuffle:
+        rng.shuffle(order)
+    if by_length:
+        order.sort(key=lambda i: (len(encoded[i][0]), len(encoded[i][1])))  # stable: keeps the shuffle among equals
+    chunks = [order[i: i + batch_size] for i in range(0, len(order), batch_size)]
+    if by_length and shuffle:
+        rng.shuffle(chunks)
+    return [collate([encoded[i] for i in chunk], tgt_vocab) for chunk in chunks]
