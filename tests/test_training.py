@@ -234,3 +234,25 @@ def test_train_rejects_bad_arguments():
         train(model, batches, steps=1.5)
     with pytest.raises(ValueError, match="model: expected a model with a .config.d_model"):
         train(torch.nn.Linear(2, 2), batches, steps=1)
+
+
+def test_book_recipe_builds_vocabularies_model_and_trains_deterministically():
+    from transformer_lib.corpus import make_corpus
+    from transformer_lib.models import Transformer
+    from transformer_lib.training import BOOK_RECIPE, train_book_model
+
+    corpus = make_corpus(0, n_pairs=100, novel_per_combination=1)
+    small = BOOK_RECIPE.__class__(d_model=32, n_heads=2, n_layers=1, d_ff=32, batch_size=16)
+    runs = [train_book_model(seed, None, steps=3, recipe=small, corpus=corpus, progress=False)
+            for seed in (0, 0, 1)]
+    model, src_vocab, tgt_vocab, history = runs[0]
+    assert isinstance(model, Transformer) and not model.training
+    assert model.config.src_vocab_size == len(src_vocab) and model.config.tgt_vocab_size == len(tgt_vocab)
+    assert model.config.d_model == 32 and model.config.n_encoder_layers == 1
+    assert all(w in src_vocab for s, _ in corpus.train for w in s.split())
+    assert history.stop_reason == "steps" and len(history.losses) == 3
+    same, other = runs[1][0].state_dict(), runs[2][0].state_dict()
+    assert all(torch.equal(value, same[key]) for key, value in model.state_dict().items())
+    assert not all(torch.equal(value, other[key]) for key, value in model.state_dict().items())
+    with pytest.raises(TypeError, match="corpus: expected a corpus.Corpus"):
+        train_book_model(0, None, steps=1, corpus=[("a", "b")], progress=False)

@@ -37,6 +37,7 @@ from torch import Tensor, nn
 
 from .decoder import DecoderLayerCache
 from .multi_head_attention import KVCache
+from .tokenization import Vocab
 from .validation import check_ndim, check_positive_int, check_tensor
 
 
@@ -55,8 +56,9 @@ class Seq2SeqModel(Protocol):
 # --------------------------------------------------------------------------- shared pieces
 
 
-def _max_positions(model: object) -> int | None:
-    """How many target positions the model can read (its positional table), if it has a limit."""
+def max_decode_length(model: object) -> int | None:
+    """The most tokens the model can generate: the positions its decoder can read (``config.max_len``
+    for a ``Transformer``), or None if it has no such limit (the RNN)."""
     config = getattr(model, "config", None)
     if getattr(config, "positional", None) in ("sinusoidal", "learned", "rope"):
         return config.max_len
@@ -75,7 +77,7 @@ def _check_decoding_args(model: object, src_ids: Tensor, max_len: int, sos_id: i
         raise TypeError(f"sos_id: expected an int, got {type(sos_id).__name__}")
     if eos_id is not None and (isinstance(eos_id, bool) or not isinstance(eos_id, int)):
         raise TypeError(f"eos_id: expected an int or None (never stop early), got {type(eos_id).__name__}")
-    limit = _max_positions(model)
+    limit = max_decode_length(model)
     # The decoder reads <sos> plus all generated tokens but the last: max_len positions.
     if limit is not None and max_len > limit:
         raise ValueError(
@@ -441,8 +443,8 @@ class Translation:
 def translate(
     model: Seq2SeqModel,
     sentence: str,
-    src_vocab: object,
-    tgt_vocab: object,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
     *,
     beam_size: int = 1,
     alpha: float = 0.6,
@@ -455,14 +457,17 @@ def translate(
     """
     if not isinstance(sentence, str):
         raise TypeError(f"sentence: expected a str, got {type(sentence).__name__}")
-    ids = src_vocab.encode(sentence)
+    if not isinstance(src_vocab, Vocab) or not isinstance(tgt_vocab, Vocab):
+        raise TypeError(f"src_vocab, tgt_vocab: expected Vocab objects, got {type(src_vocab).__name__}, "
+                        f"{type(tgt_vocab).__name__}")
+    ids, unknown = src_vocab.encode_with_unknowns(sentence)
     if not ids:
         raise ValueError(f"sentence: expected at least one token, got {sentence!r}")
     device = next(model.parameters()).device
     src_ids = torch.tensor([ids], dtype=torch.long, device=device)
     if max_len is None:
         max_len = 2 * len(ids) + 10
-        limit = _max_positions(model)
+        limit = max_decode_length(model)
         if limit is not None:
             max_len = min(max_len, limit)
     special = dict(sos_id=tgt_vocab.sos_id, eos_id=tgt_vocab.eos_id, max_len=max_len, pad_id=tgt_vocab.pad_id)
@@ -470,5 +475,4 @@ def translate(
         out = greedy_decode(model, src_ids, **special)[0]
     else:
         out = beam_search(model, src_ids, beam_size=beam_size, alpha=alpha, **special)[0].tokens
-    unknown = src_vocab.unknown_words(sentence) if hasattr(src_vocab, "unknown_words") else []
-    return Translation(tgt_vocab.decode(out), [tgt_vocab.itos[i] for i in out], list(unknown))
+    return Translation(tgt_vocab.decode(out), [tgt_vocab.itos[i] for i in out], unknown)
