@@ -256,3 +256,18 @@ def test_book_recipe_builds_vocabularies_model_and_trains_deterministically():
     assert not all(torch.equal(value, other[key]) for key, value in model.state_dict().items())
     with pytest.raises(TypeError, match="corpus: expected a corpus.Corpus"):
         train_book_model(0, None, steps=1, corpus=[("a", "b")], progress=False)
+
+
+def test_book_rnn_trains_under_the_same_conditions():
+    from transformer_lib.corpus import make_corpus
+    from transformer_lib.rnn import Seq2SeqGRU
+    from transformer_lib.training import BOOK_RECIPE, train_book_model, train_book_rnn
+
+    corpus = make_corpus(0, n_pairs=60, novel_per_combination=1)
+    small = BOOK_RECIPE.__class__(d_model=16, n_heads=2, n_layers=1, d_ff=16, batch_size=16)
+    rnn, src_vocab, tgt_vocab, history = train_book_rnn(0, None, steps=2, hidden_size=24, recipe=small,
+                                                        corpus=corpus, progress=False)
+    _, src_t, tgt_t, history_t = train_book_model(0, None, steps=2, recipe=small, corpus=corpus, progress=False)
+    assert isinstance(rnn, Seq2SeqGRU) and rnn.config.hidden_size == 24 and rnn.config.d_model == 16
+    assert (src_vocab, tgt_vocab) == (src_t, tgt_t)
+    assert history.lrs == history_t.lrs and history.tokens == history_t.tokens  # same schedule, same batches

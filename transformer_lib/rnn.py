@@ -9,6 +9,11 @@ multiplications by W_hh (and by tanh'), so it shrinks or grows geometrically wit
 the distance: vanishing and exploding gradients (Hochreiter & Schmidhuber 1997).
 The LSTM's additive cell state c_t = f_t * c_{t-1} + i_t * g_t gives the gradient
 a path that its gates can keep open.
+
+``Seq2SeqGRU`` is the RNN translator the book compares with the Transformer: a GRU
+encoder (Cho et al. 2014) whose final state is the only thing its decoder sees of the
+source (Sutskever et al. 2014), with no attention. It has the Transformer's interface,
+so ``training.train`` and the functions of ``decoding`` run on it unchanged.
 """
 
 from __future__ import annotations

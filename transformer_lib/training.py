@@ -35,6 +35,7 @@ from tqdm.auto import tqdm
 from .config import TransformerConfig
 from .corpus import Corpus, make_corpus
 from .models import Transformer
+from .rnn import Seq2SeqGRU, Seq2SeqGRUConfig
 from .tokenization import Vocab, make_batches
 from .validation import check_ndim, check_positive_int, check_probability, check_tensor
 
@@ -391,6 +392,31 @@ def book_vocabularies(corpus: Corpus) -> tuple[Vocab, Vocab]:
     return Vocab.build(s for s, _ in corpus.train), Vocab.build(t for _, t in corpus.train)
 
 
+def _train_on_book_corpus(
+    build: Callable[[int, int], nn.Module],
+    seed: int,
+    time_budget_s: float | None,
+    steps: int | None,
+    recipe: BookRecipe,
+    corpus: Corpus | None,
+    **train_kwargs: object,
+) -> tuple[nn.Module, Vocab, Vocab, TrainingHistory]:
+    if corpus is None:
+        corpus = make_corpus(seed, n_pairs=recipe.n_pairs)
+    if not isinstance(corpus, Corpus):
+        raise TypeError(f"corpus: expected a corpus.Corpus or None, got {type(corpus).__name__}")
+    src_vocab, tgt_vocab = book_vocabularies(corpus)
+    torch.manual_seed(seed)
+    model = build(len(src_vocab), len(tgt_vocab))
+    batches = make_batches(corpus.train, src_vocab, tgt_vocab, recipe.batch_size, shuffle=True, seed=seed,
+                           by_length=True)
+    history = train(
+        model, batches, steps=steps, time_budget_s=time_budget_s, warmup=recipe.warmup, lr_scale=recipe.lr_scale,
+        label_smoothing=recipe.label_smoothing, pad_id=tgt_vocab.pad_id, seed=seed, **train_kwargs,
+    )
+    return model, src_vocab, tgt_vocab, history
+
+
 def train_book_model(
     seed: int = 0,
     time_budget_s: float | None = 120.0,
@@ -410,18 +436,34 @@ def train_book_model(
     Returns (model in eval mode, source vocabulary, target vocabulary, history).
     The same seed gives the same corpus, the same initial weights and the same batches.
     """
-    if corpus is None:
-        corpus = make_corpus(seed, n_pairs=recipe.n_pairs)
-    if not isinstance(corpus, Corpus):
-        raise TypeError(f"corpus: expected a corpus.Corpus or None, got {type(corpus).__name__}")
-    src_vocab, tgt_vocab = book_vocabularies(corpus)
-    torch.manual_seed(seed)
-    model = Transformer(recipe.config(len(src_vocab), len(tgt_vocab)))
-    batches = make_batches(corpus.train, src_vocab, tgt_vocab, recipe.batch_size, shuffle=True, seed=seed,
-                           by_length=True)
-    history = train(
-        model, batches, steps=steps, time_budget_s=time_budget_s, warmup=recipe.warmup, lr_scale=recipe.lr_scale,
-        label_smoothing=recipe.label_smoothing, pad_id=tgt_vocab.pad_id, seed=seed, device=device,
-        evaluate=evaluate, eval_every=eval_every, callback=callback, progress=progress,
+    return _train_on_book_corpus(
+        lambda src_size, tgt_size: Transformer(recipe.config(src_size, tgt_size)),
+        seed, time_budget_s, steps, recipe, corpus, device=device, progress=progress, callback=callback,
+        evaluate=evaluate, eval_every=eval_every,
     )
-    return model, src_vocab, tgt_vocab, history
+
+
+def train_book_rnn(
+    seed: int = 0,
+    time_budget_s: float | None = 120.0,
+    *,
+    steps: int | None = None,
+    hidden_size: int = 256,
+    recipe: BookRecipe = BOOK_RECIPE,
+    corpus: Corpus | None = None,
+    device: torch.device | str | None = None,
+    progress: bool = True,
+    callback: Callable[[StepReport], bool | None] | None = None,
+    evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
+    eval_every: int | None = None,
+) -> tuple[Seq2SeqGRU, Vocab, Vocab, TrainingHistory]:
+    """The RNN baseline under the book model's conditions: same corpus, vocabularies, batches,
+    loss, optimiser and schedule; a ``Seq2SeqGRU`` with embeddings of ``recipe.d_model`` and
+    a GRU state of ``hidden_size``, in place of the Transformer."""
+    return _train_on_book_corpus(
+        lambda src_size, tgt_size: Seq2SeqGRU(Seq2SeqGRUConfig(
+            src_size, tgt_size, d_model=recipe.d_model, hidden_size=hidden_size, dropout=recipe.dropout,
+        )),
+        seed, time_budget_s, steps, recipe, corpus, device=device, progress=progress, callback=callback,
+        evaluate=evaluate, eval_every=eval_every,
+    )
