@@ -9,16 +9,22 @@ multiplications by W_hh (and by tanh'), so it shrinks or grows geometrically wit
 the distance: vanishing and exploding gradients (Hochreiter & Schmidhuber 1997).
 The LSTM's additive cell state c_t = f_t * c_{t-1} + i_t * g_t gives the gradient
 a path that its gates can keep open.
+
+``Seq2SeqGRU`` is the RNN translator the book compares with the Transformer: a GRU
+encoder (Cho et al. 2014) whose final state is the only thing its decoder sees of the
+source (Sutskever et al. 2014), with no attention. It has the Transformer's interface,
+so ``training.train`` and the functions of ``decoding`` run on it unchanged.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
-from .validation import check_ndim, check_nonempty, check_positive_int
+from .validation import check_ndim, check_nonempty, check_positive_int, check_probability, check_token_ids
 
 
 def _check_inputs(x: Tensor, input_size: int) -> None:
@@ -106,3 +112,96 @@ def gradient_norms_through_time(model: Callable[[Tensor], object], x: Tensor) ->
         (grad,) = torch.autograd.grad(last[:, j].sum(), x, retain_graph=True)  # (B, T, input_size)
         squared += grad.pow(2).sum(dim=-1).cpu()
     return squared.sqrt().mean(dim=0)  # (T,)
+
+
+# --------------------------------------------------------------------------- the baseline translator
+
+
+@dataclass(frozen=True)
+class Seq2SeqGRUConfig:
+    """The RNN encoder-decoder of Sutskever et al. 2014 / Cho et al. 2014, without attention."""
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    d_model: int = 128  # embedding size (``train`` reads it for the learning-rate schedule)
+    hidden_size: int = 256
+    n_layers: int = 1
+    dropout: float = 0.1
+    pad_id: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "hidden_size", "n_layers"):
+            check_positive_int(name, getattr(self, name))
+        check_probability("dropout", self.dropout)
+        if not 0 <= self.pad_id < min(self.src_vocab_size, self.tgt_vocab_size):
+            raise ValueError(f"pad_id: expected an id inside both vocabularies, got {self.pad_id}")
+
+
+@dataclass
+class GRUDecoderState:
+    """The decoder's cache: its hidden state after the tokens fed so far, (B, n_layers, hidden)."""
+
+    hidden: Tensor | None = None
+
+    def index_select(self, index: Tensor) -> None:
+        """Keep rows ``index`` (beam search reorders its beams with this)."""
+        if self.hidden is not None:
+            self.hidden = self.hidden.index_select(0, index)
+
+
+class Seq2SeqGRU(nn.Module):
+    """A GRU encoder reads the source; its last hidden state, one fixed-size vector per
+    layer, is all the decoder GRU gets to see of it.
+
+    Everything the decoder knows about a sentence of any length must pass through that
+    vector: the bottleneck that attention removed (Bahdanau et al. 2014). Same interface
+    as ``Transformer``: ``forward(src_ids, tgt_in) -> logits``, and ``encode`` /
+    ``new_cache`` / ``decode`` / ``generator`` for the functions of ``decoding``.
+    """
+
+    def __init__(self, config: Seq2SeqGRUConfig) -> None:
+        super().__init__()
+        self.config = config
+        c = config
+        between_layers = c.dropout if c.n_layers > 1 else 0.0
+        self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model, padding_idx=c.pad_id)
+        self.tgt_embed = nn.Embedding(c.tgt_vocab_size, c.d_model, padding_idx=c.pad_id)
+        self.encoder = nn.GRU(c.d_model, c.hidden_size, c.n_layers, batch_first=True, dropout=between_layers)
+        self.decoder = nn.GRU(c.d_model, c.hidden_size, c.n_layers, batch_first=True, dropout=between_layers)
+        self.dropout = nn.Dropout(c.dropout)
+        self.generator = nn.Linear(c.hidden_size, c.tgt_vocab_size)
+
+    def encode(self, src_ids: Tensor) -> Tensor:
+        """(B, S) source ids -> (B, n_layers, hidden): the encoder's state after the last real token."""
+        check_token_ids("src_ids", src_ids, self.config.src_vocab_size)
+        lengths = (src_ids != self.config.pad_id).sum(dim=1)  # (B,)
+        if int(lengths.min()) == 0:
+            raise ValueError("src_ids: a row holds only padding; every source needs at least one token")
+        packed = nn.utils.rnn.pack_padded_sequence(  # so padding never enters the state
+            self.dropout(self.src_embed(src_ids)), lengths.cpu(), batch_first=True, enforce_sorted=False
+        )
+        _, last = self.encoder(packed)  # (n_layers, B, hidden)
+        return last.transpose(0, 1)  # (B, n_layers, hidden): batch first, like the Transformer's memory
+
+    def new_cache(self) -> GRUDecoderState:
+        return GRUDecoderState()
+
+    def decode(
+        self, tgt_ids: Tensor, memory: Tensor, src_ids: Tensor, cache: GRUDecoderState | None = None
+    ) -> Tensor:
+        """(B, T) target ids -> (B, T, hidden). Starts from the encoder's state ``memory``, or,
+        with a ``cache``, from the state after the tokens fed before (then only new tokens are given)."""
+        check_token_ids("tgt_ids", tgt_ids, self.config.tgt_vocab_size)
+        state = memory if cache is None or cache.hidden is None else cache.hidden  # (B, n_layers, hidden)
+        out, last = self.decoder(self.dropout(self.tgt_embed(tgt_ids)), state.transpose(0, 1).contiguous())
+        if cache is not None:
+            cache.hidden = last.transpose(0, 1)
+        return self.dropout(out)  # (B, T, hidden)
+
+    def forward(self, src_ids: Tensor, tgt_ids: Tensor) -> Tensor:
+        """(B, S) source ids and (B, T) decoder input ids -> (B, T, tgt_vocab_size) logits."""
+        if tgt_ids.shape[0] != src_ids.shape[0]:
+            raise ValueError(
+                f"tgt_ids: expected batch size {src_ids.shape[0]} like src_ids, got shape {tuple(tgt_ids.shape)}"
+            )
+        return self.generator(self.decode(tgt_ids, self.encode(src_ids), src_ids))

@@ -1,0 +1,140 @@
+import os
+
+import pytest
+import torch
+from seq2seq_toys import VOCAB, one_thread, tiny_model
+
+from transformer_lib import checkpoint as checkpoint_module
+from transformer_lib.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from transformer_lib.models import Transformer
+from transformer_lib.rnn import Seq2SeqGRU, Seq2SeqGRUConfig
+from transformer_lib.tokenization import Vocab
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    with one_thread():
+        yield
+
+
+SRC_VOCAB = Vocab([f"s{i}" for i in range(VOCAB - 4)])
+TGT_VOCAB = Vocab([f"t{i}" for i in range(VOCAB - 4)])
+SRC = torch.tensor([[4, 5, 6, 7], [8, 9, 0, 0]])
+TGT = torch.tensor([[1, 4, 5], [1, 6, 0]])
+
+
+def test_round_trip_is_exact(tmp_path):
+    model = tiny_model(0, tie_output_embedding=True, positional="learned")
+    path = save_checkpoint(tmp_path / "model.pt", model, SRC_VOCAB, TGT_VOCAB, extra={"steps": 12, "note": "hi"})
+    loaded = load_checkpoint(path)
+    assert isinstance(loaded.model, Transformer) and not loaded.model.training
+    assert loaded.config == model.config
+    assert loaded.src_vocab == SRC_VOCAB and loaded.tgt_vocab == TGT_VOCAB
+    assert loaded.extra == {"steps": 12, "note": "hi"}
+    assert torch.equal(loaded.model(SRC, TGT), model(SRC, TGT))
+    # the tie survives: one matrix, not two copies
+    assert loaded.model.generator.weight is loaded.model.tgt_embed.token.embedding.weight
+    assert not [p for p in tmp_path.iterdir() if p.name != "model.pt"]  # no temporary file left behind
+
+
+def test_round_trip_of_the_rnn_baseline_and_without_vocabularies(tmp_path):
+    torch.manual_seed(0)
+    model = Seq2SeqGRU(Seq2SeqGRUConfig(VOCAB, VOCAB, d_model=16, hidden_size=24, n_layers=2)).eval()
+    loaded = load_checkpoint(save_checkpoint(tmp_path / "rnn.pt", model))
+    assert isinstance(loaded.model, Seq2SeqGRU) and loaded.src_vocab is None and loaded.tgt_vocab is None
+    assert torch.equal(loaded.model(SRC, TGT), model(SRC, TGT))
+
+
+def test_save_replaces_an_existing_file_atomically(tmp_path, monkeypatch):
+    path = tmp_path / "model.pt"
+    save_checkpoint(path, tiny_model(0))
+    before = path.read_bytes()
+
+    def crash(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(checkpoint_module.torch, "save", crash)
+    with pytest.raises(OSError, match="disk full"):
+        save_checkpoint(path, tiny_model(1))
+    assert path.read_bytes() == before  # the old checkpoint is intact
+    assert os.listdir(tmp_path) == ["model.pt"]  # and the temporary file is gone
+
+
+def _expect_error(path, match):
+    with pytest.raises(CheckpointError, match=match) as info:
+        load_checkpoint(path)
+    assert str(path) in str(info.value)
+
+
+def test_truncated_and_corrupt_files_raise_a_clear_error(tmp_path):
+    good = save_checkpoint(tmp_path / "good.pt", tiny_model(0), SRC_VOCAB, TGT_VOCAB)
+    data = good.read_bytes()
+    truncated = tmp_path / "truncated.pt"
+    truncated.write_bytes(data[: len(data) // 2])
+    _expect_error(truncated, "not a readable checkpoint")
+    garbage = tmp_path / "garbage.pt"
+    garbage.write_bytes(b"this is not a checkpoint at all" * 10)
+    _expect_error(garbage, "not a readable checkpoint")
+    with pytest.raises(FileNotFoundError, match="no checkpoint file"):
+        load_checkpoint(tmp_path / "missing.pt")
+
+
+class Evil:
+    def __reduce__(self):
+        return (os.system, ("echo pwned",))
+
+
+def test_a_pickle_with_code_is_refused(tmp_path):
+    path = tmp_path / "evil.pt"
+    torch.save({"format": checkpoint_module.FORMAT, "payload": Evil()}, path)
+    _expect_error(path, "not a readable checkpoint")
+
+
+def _tampered(tmp_path, name, change):
+    payload = torch.load(save_checkpoint(tmp_path / "base.pt", tiny_model(0), SRC_VOCAB, TGT_VOCAB),
+                         weights_only=True)
+    change(payload)
+    path = tmp_path / name
+    torch.save(payload, path)
+    return path
+
+
+def test_mismatched_checkpoints_raise_a_clear_error(tmp_path):
+    def drop_key(p):
+        del p["state_dict"]["generator.bias"]
+
+    def extra_key(p):
+        p["state_dict"]["surprise"] = torch.zeros(1)
+
+    def wrong_shape(p):
+        p["state_dict"]["generator.weight"] = torch.zeros(3, 3)
+
+    def wrong_config(p):
+        p["config"]["d_model"] = 64  # weights are for 32
+
+    cases = {
+        "missing key": (drop_key, "Missing key.*generator.bias"),
+        "unexpected key": (extra_key, "Unexpected key.*surprise"),
+        "wrong shape": (wrong_shape, "size mismatch for generator.weight"),
+        "config": (wrong_config, "weights do not fit a Transformer"),
+        "version": (lambda p: p.update(version=99), "format version 99; this library reads version 1"),
+        "format": (lambda p: p.update(format="other"), "not a transformer_lib checkpoint"),
+        "class": (lambda p: p.update(model_class="GPT"), "unknown model class 'GPT'"),
+        "bad config": (lambda p: p["config"].update(n_heads=3), "invalid TransformerConfig"),
+        "unknown field": (lambda p: p["config"].update(colour="red"), "invalid TransformerConfig"),
+        "vocab": (lambda p: p.update(tgt_vocab={"itos": ["a"]}), "invalid vocabulary"),
+        "vocab size": (lambda p: p.update(tgt_vocab=Vocab(["x"]).to_dict()), "tgt_vocab holds 5 tokens"),
+        "missing entry": (lambda p: p.pop("state_dict"), r"lacks the entries \['state_dict'\]"),
+    }
+    for name, (change, match) in cases.items():
+        path = _tampered(tmp_path, name.replace(" ", "_") + ".pt", change)
+        _expect_error(path, match)  # raised: no model, partly loaded or not, reaches the caller
+
+
+def test_save_rejects_bad_arguments(tmp_path):
+    with pytest.raises(TypeError, match="model: expected one of"):
+        save_checkpoint(tmp_path / "x.pt", torch.nn.Linear(2, 2))
+    with pytest.raises(TypeError, match="src_vocab: expected a tokenization.Vocab"):
+        save_checkpoint(tmp_path / "x.pt", tiny_model(0), src_vocab=["a"])
+    with pytest.raises(TypeError, match="extra: expected a dict"):
+        save_checkpoint(tmp_path / "x.pt", tiny_model(0), extra=[1])

@@ -1,0 +1,101 @@
+import math
+
+import pytest
+import torch
+from seq2seq_toys import VOCAB, one_thread, tiny_model
+
+from transformer_lib.decoding import translate
+from transformer_lib.evaluation import (
+    accuracy_by_length,
+    bleu,
+    evaluate_translation,
+    exact_match,
+    translate_batch,
+)
+from transformer_lib.tokenization import Vocab
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    with one_thread():
+        yield
+
+
+def test_exact_match_counts_identical_sentences():
+    hyps = ["le chat dort", "le chien  mange", "une pomme"]
+    refs = ["le chat dort", "le chien mange", "la pomme"]
+    assert exact_match(hyps, refs) == pytest.approx(2 / 3)  # extra spacing does not matter
+    assert exact_match(["a"], ["a"]) == 1.0 and exact_match(["a"], ["b"]) == 0.0
+
+
+def test_bleu_extremes_and_a_value_worked_by_hand():
+    refs = ["le chat noir dort sur la table", "les enfants mangent des pommes"]
+    assert bleu(refs, refs) == pytest.approx(100.0)
+    assert bleu(["x y z w", "q r s t"], refs) == pytest.approx(0.0)
+    # one sentence, the last of 7 words wrong: n-gram precisions 6/7, 5/6, 4/5, 3/4, same length
+    # (brevity penalty 1) -> BLEU = 100 * (6/7 * 5/6 * 4/5 * 3/4) ** (1/4) = 100 * (3/7) ** (1/4)
+    hand = 100 * (6 / 7 * 5 / 6 * 4 / 5 * 3 / 4) ** 0.25
+    assert bleu(["le chat noir dort sur la chaise"], ["le chat noir dort sur la table"]) == pytest.approx(hand)
+    # too short: the brevity penalty exp(1 - r/c) with r = 7 reference words, c = 6
+    short = 100 * math.exp(1 - 7 / 6)
+    assert bleu(["le chat noir dort sur la"], ["le chat noir dort sur la table"]) == pytest.approx(short)
+
+
+def test_accuracy_by_length_buckets_by_source_words():
+    sources = ["a b c", "a b c d e f g", "a b c d", "a b c d e f g h i j"]
+    refs = ["x", "y", "z", "w"]
+    hyps = ["x", "n", "z", "w"]
+    buckets = accuracy_by_length(sources, hyps, refs, edges=(3, 5, 8, 12))
+    assert [(b.low, b.high, b.count) for b in buckets] == [(3, 5, 2), (5, 8, 1), (8, 12, 1)]
+    assert [b.exact_match for b in buckets] == [1.0, 0.0, 1.0]
+    empty = accuracy_by_length(sources, hyps, refs, edges=(3, 5, 8, 12, 20))[-1]
+    assert empty.count == 0 and math.isnan(empty.exact_match) and math.isnan(empty.bleu)
+    with pytest.raises(ValueError, match=r"sources\[3\]: length 10 lies outside the buckets \[3, 8\)"):
+        accuracy_by_length(sources, hyps, refs, edges=(3, 8))
+
+
+SRC_VOCAB = Vocab([f"s{i}" for i in range(VOCAB - 4)])
+TGT_VOCAB = Vocab([f"t{i}" for i in range(VOCAB - 4)])
+
+
+def test_translate_batch_equals_one_sentence_at_a_time_in_input_order():
+    model = tiny_model(7)
+    sentences = ["s0 s1 s2 s3 s4", "s5", "s6 s7", "s1 s1 s1"]
+    batched = translate_batch(model, sentences, SRC_VOCAB, TGT_VOCAB, batch_size=3, max_len=10)
+    alone = [translate(model, s, SRC_VOCAB, TGT_VOCAB, max_len=10).text for s in sentences]
+    assert batched == alone
+    beams = translate_batch(model, sentences, SRC_VOCAB, TGT_VOCAB, beam_size=3, max_len=10)
+    assert beams == [translate(model, s, SRC_VOCAB, TGT_VOCAB, beam_size=3, max_len=10).text for s in sentences]
+
+
+def test_evaluate_translation_scores_what_the_model_says():
+    model = tiny_model(8)
+    sources = ["s0 s1 s2", "s3 s4 s5 s6", "s7"]
+    outputs = translate_batch(model, sources, SRC_VOCAB, TGT_VOCAB)
+    pairs = [(sources[0], outputs[0]), (sources[1], outputs[1]), (sources[2], outputs[2] + " t0 t1 t2")]
+    model.train()
+    result = evaluate_translation(model, pairs, SRC_VOCAB, TGT_VOCAB)
+    assert model.training  # its mode is restored
+    assert result.hypotheses == outputs
+    assert result.exact_match == pytest.approx(2 / 3)
+    assert result.bleu == pytest.approx(bleu(outputs, [t for _, t in pairs]))
+    assert result.errors() == [(sources[2], outputs[2], pairs[2][1])]
+    assert [b.count for b in result.by_length(edges=(1, 3, 5))] == [1, 2]
+
+
+def test_evaluation_rejects_bad_inputs():
+    with pytest.raises(ValueError, match=r"references: expected one reference per hypothesis \(2\), got 1"):
+        exact_match(["a", "b"], ["a"])
+    with pytest.raises(TypeError, match=r"hypotheses\[1\]: expected a str"):
+        bleu(["a", 3], ["a", "b"])
+    with pytest.raises(TypeError, match="hypotheses: expected a list of sentences"):
+        bleu("a b", "a b")
+    with pytest.raises(ValueError, match="hypotheses: expected at least one sentence"):
+        exact_match([], [])
+    with pytest.raises(ValueError, match="pairs: expected a non-empty list"):
+        evaluate_translation(tiny_model(0), [], SRC_VOCAB, TGT_VOCAB)
+    with pytest.raises(ValueError, match=r"sentences\[1\]: expected at least one word"):
+        translate_batch(tiny_model(0), ["s1", " "], SRC_VOCAB, TGT_VOCAB)
+    with pytest.raises(TypeError, match="src_vocab, tgt_vocab: expected Vocab"):
+        translate_batch(tiny_model(0), ["s1"], {"s1": 4}, TGT_VOCAB)
+    assert torch.get_num_threads() == 1

@@ -1,0 +1,158 @@
+"""Save a trained model with everything needed to use it again, and load it safely.
+
+A checkpoint is one file written by ``torch.save`` holding only tensors and plain
+Python values (dicts, lists, strings, numbers):
+
+    {"format": "transformer_lib.checkpoint", "version": 1,
+     "model_class": "Transformer" or "Seq2SeqGRU",
+     "config": the model's config as a dict,
+     "state_dict": the weights,
+     "src_vocab", "tgt_vocab": the vocabularies as dicts (or None),
+     "extra": any plain values the caller adds (training figures, a note...)}
+
+Loading uses ``torch.load(weights_only=True)``, which refuses to run code hidden in
+a file (a full pickle can). It builds a fresh model from the config and loads the
+weights with ``strict=True``: any problem (unreadable or truncated file, other
+format or version, missing or unexpected weights, wrong shapes) raises a
+``CheckpointError`` naming the file, and no half-loaded model ever comes back.
+
+Saving is atomic: the file is written next to its destination under a temporary
+name, then renamed over it, so a crash mid-save leaves the old file intact.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .config import TransformerConfig
+from .models import Transformer
+from .rnn import Seq2SeqGRU, Seq2SeqGRUConfig
+from .tokenization import Vocab
+
+FORMAT = "transformer_lib.checkpoint"
+VERSION = 1
+
+# model class name -> (model class, config class)
+MODEL_CLASSES: dict[str, tuple[type[nn.Module], type]] = {
+    "Transformer": (Transformer, TransformerConfig),
+    "Seq2SeqGRU": (Seq2SeqGRU, Seq2SeqGRUConfig),
+}
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file that cannot be loaded; the message names the file and the problem."""
+
+
+@dataclass
+class Checkpoint:
+    model: nn.Module  # in eval mode, on the device given to ``load_checkpoint``
+    src_vocab: Vocab | None
+    tgt_vocab: Vocab | None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def config(self) -> object:
+        return self.model.config
+
+
+def save_checkpoint(
+    path: str | os.PathLike,
+    model: nn.Module,
+    src_vocab: Vocab | None = None,
+    tgt_vocab: Vocab | None = None,
+    extra: dict | None = None,
+) -> Path:
+    """Write ``model`` (a ``Transformer`` or ``Seq2SeqGRU``), its config and vocabularies to ``path``."""
+    name = type(model).__name__
+    if name not in MODEL_CLASSES or not isinstance(model, MODEL_CLASSES[name][0]):
+        raise TypeError(f"model: expected one of {list(MODEL_CLASSES)}, got {type(model).__name__}")
+    for arg, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
+        if vocab is not None and not isinstance(vocab, Vocab):
+            raise TypeError(f"{arg}: expected a tokenization.Vocab or None, got {type(vocab).__name__}")
+    if extra is not None and not isinstance(extra, dict):
+        raise TypeError(f"extra: expected a dict of plain values or None, got {type(extra).__name__}")
+    payload = {
+        "format": FORMAT,
+        "version": VERSION,
+        "model_class": name,
+        "config": dataclasses.asdict(model.config),
+        "state_dict": {key: value.detach().cpu() for key, value in model.state_dict().items()},
+        "src_vocab": None if src_vocab is None else src_vocab.to_dict(),
+        "tgt_vocab": None if tgt_vocab is None else tgt_vocab.to_dict(),
+        "extra": dict(extra or {}),
+    }
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            torch.save(payload, file)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+    return path
+
+
+def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu") -> Checkpoint:
+    """Read a file written by ``save_checkpoint``; the model comes back in eval mode on ``device``.
+
+    Raises ``FileNotFoundError`` if there is no such file, ``CheckpointError`` if it cannot
+    be loaded exactly.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"path: no checkpoint file at {path}")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as error:  # truncated zip, random bytes, a pickle with code in it...
+        raise CheckpointError(f"{path}: not a readable checkpoint ({type(error).__name__}: {error})") from error
+
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise CheckpointError(f"{path}: not a transformer_lib checkpoint (no format tag {FORMAT!r})")
+    if payload.get("version") != VERSION:
+        raise CheckpointError(
+            f"{path}: checkpoint format version {payload.get('version')!r}; this library reads version {VERSION}"
+        )
+    missing = [key for key in ("model_class", "config", "state_dict", "src_vocab", "tgt_vocab") if key not in payload]
+    if missing:
+        raise CheckpointError(f"{path}: checkpoint lacks the entries {missing}")
+    name = payload["model_class"]
+    if name not in MODEL_CLASSES:
+        raise CheckpointError(f"{path}: unknown model class {name!r}; expected one of {list(MODEL_CLASSES)}")
+    model_class, config_class = MODEL_CLASSES[name]
+
+    try:
+        config = config_class(**payload["config"])
+    except (TypeError, ValueError) as error:
+        raise CheckpointError(f"{path}: invalid {config_class.__name__} ({error})") from error
+    try:
+        src_vocab = None if payload["src_vocab"] is None else Vocab.from_dict(payload["src_vocab"])
+        tgt_vocab = None if payload["tgt_vocab"] is None else Vocab.from_dict(payload["tgt_vocab"])
+    except (TypeError, ValueError, KeyError) as error:
+        raise CheckpointError(f"{path}: invalid vocabulary ({error})") from error
+    for arg, vocab, size in (("src_vocab", src_vocab, config.src_vocab_size),
+                             ("tgt_vocab", tgt_vocab, config.tgt_vocab_size)):
+        if vocab is not None and len(vocab) != size:
+            raise CheckpointError(f"{path}: {arg} holds {len(vocab)} tokens but the config says {size}")
+
+    model = model_class(config)  # a fresh model: the only one that could be half-filled is never returned
+    state_dict = payload["state_dict"]
+    if not isinstance(state_dict, dict):
+        raise CheckpointError(f"{path}: state_dict is a {type(state_dict).__name__}, expected a dict of tensors")
+    try:
+        model.load_state_dict(state_dict, strict=True)
+    except RuntimeError as error:  # missing or unexpected keys, shape mismatches
+        raise CheckpointError(f"{path}: weights do not fit a {name} with this config:\n{error}") from error
+    extra = payload.get("extra") or {}
+    return Checkpoint(model.to(device).eval(), src_vocab, tgt_vocab, dict(extra))

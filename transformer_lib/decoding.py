@@ -1,0 +1,478 @@
+"""Decoding: turning a trained model's next-token distributions into a translation.
+
+The decoder is auto-regressive (section 3): it "consumes the previously generated
+symbols as additional input when generating the next". Every function here starts
+from ``<sos>``, adds one token per step, and stops at ``<eos>`` or at ``max_len``
+generated tokens, whichever comes first.
+
+* ``greedy_decode``: the most probable token at every step.
+* ``beam_search``: keeps the ``beam_size`` most probable prefixes (section 6.1 of the
+  paper: "beam search with a beam size of 4 and length penalty alpha = 0.6").
+* ``sample_decode``: draws each token at random, with a temperature and top-k.
+* ``trace_greedy``: greedy decoding of one sentence, step by step, as data for the book.
+* ``translate``: a sentence in, a sentence out.
+
+All of them run on a key/value cache: the model encodes the source once, and each step
+feeds only the newest token (``model.decode(new_tokens, memory, src_ids, cache)``), the
+keys and values of earlier tokens being read from ``cache``. ``greedy_decode`` also has
+``use_cache=False``, which feeds the whole prefix at every step, to show what the cache
+saves.
+
+Any model with this interface can be decoded (``Transformer`` and ``rnn.Seq2SeqGRU`` do):
+``encode(src_ids) -> memory`` (batch first), ``new_cache()``, ``decode(tgt_ids, memory,
+src_ids, cache) -> (B, T, d)`` and ``generator`` (hidden -> logits).
+
+Generated tokens never include ``<pad>`` or ``<sos>``: their logits are set to -inf
+(a model can put some probability on them, but they are never a valid next token).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import torch
+from torch import Tensor, nn
+
+from .decoder import DecoderLayerCache
+from .multi_head_attention import KVCache
+from .tokenization import Vocab
+from .validation import check_ndim, check_positive_int, check_tensor
+
+
+class Seq2SeqModel(Protocol):
+    """What decoding needs from a model."""
+
+    generator: nn.Module
+
+    def encode(self, src_ids: Tensor) -> Tensor: ...
+
+    def new_cache(self) -> object: ...
+
+    def decode(self, tgt_ids: Tensor, memory: Tensor, src_ids: Tensor, cache: object = None) -> Tensor: ...
+
+
+# --------------------------------------------------------------------------- shared pieces
+
+
+def max_decode_length(model: object) -> int | None:
+    """The most tokens the model can generate: the positions its decoder can read (``config.max_len``
+    for a ``Transformer``), or None if it has no such limit (the RNN)."""
+    config = getattr(model, "config", None)
+    if getattr(config, "positional", None) in ("sinusoidal", "learned", "rope"):
+        return config.max_len
+    return None
+
+
+def _check_decoding_args(model: object, src_ids: Tensor, max_len: int, sos_id: int, eos_id: int | None) -> None:
+    for name in ("encode", "new_cache", "decode", "generator"):
+        if not hasattr(model, name):
+            raise TypeError(f"model: expected an encoder-decoder with .{name} (see decoding.Seq2SeqModel), "
+                            f"got {type(model).__name__}")
+    check_tensor("src_ids", src_ids)
+    check_ndim("src_ids", src_ids, 2, "(batch, src_len)")
+    check_positive_int("max_len", max_len)
+    if isinstance(sos_id, bool) or not isinstance(sos_id, int):
+        raise TypeError(f"sos_id: expected an int, got {type(sos_id).__name__}")
+    if eos_id is not None and (isinstance(eos_id, bool) or not isinstance(eos_id, int)):
+        raise TypeError(f"eos_id: expected an int or None (never stop early), got {type(eos_id).__name__}")
+    limit = max_decode_length(model)
+    # The decoder reads <sos> plus all generated tokens but the last: max_len positions.
+    if limit is not None and max_len > limit:
+        raise ValueError(
+            f"max_len: the model reads at most config.max_len={limit} target positions, "
+            f"so it can generate at most {limit} tokens; got max_len={max_len}"
+        )
+
+
+def _next_logits(model: Seq2SeqModel, hidden: Tensor, banned: Sequence[int]) -> Tensor:
+    """(B, T, d) decoder output -> (B, V) float logits for the next token, banned ids at -inf."""
+    logits = model.generator(hidden[:, -1]).float()  # (B, V)
+    logits[:, list(banned)] = float("-inf")
+    return logits
+
+
+def _strip(row: Sequence[int], eos_id: int | None) -> list[int]:
+    """Generated ids up to (not including) the first <eos>."""
+    out = []
+    for token in row:
+        if token == eos_id:
+            break
+        out.append(token)
+    return out
+
+
+def reorder_cache(cache: object, index: Tensor) -> None:
+    """Keep rows ``index`` of every cached tensor, in that order (dimension 0 is the batch).
+
+    Beam search calls this after each step: beam i of the next step continues beam
+    ``index[i]`` of this one, so it must see that beam's keys and values. Works on the
+    ``Transformer``'s list of ``DecoderLayerCache`` (self- and cross-attention keys and
+    values) and on any cache object with an ``index_select(index)`` method.
+    """
+    if isinstance(cache, list):
+        for item in cache:
+            reorder_cache(item, index)
+    elif isinstance(cache, DecoderLayerCache):
+        reorder_cache(cache.self_attn, index)
+        reorder_cache(cache.cross_attn, index)
+    elif isinstance(cache, KVCache):
+        if cache.key is not None:
+            cache.key = cache.key.index_select(0, index)  # (B', h, T, d_k)
+            cache.value = cache.value.index_select(0, index)
+    elif hasattr(cache, "index_select"):
+        cache.index_select(index)
+    else:
+        raise TypeError(f"cache: don't know how to reorder a {type(cache).__name__}")
+
+
+# --------------------------------------------------------------------------- greedy
+
+
+@torch.no_grad()
+def greedy_decode(
+    model: Seq2SeqModel,
+    src_ids: Tensor,
+    *,
+    sos_id: int,
+    eos_id: int | None,
+    max_len: int,
+    pad_id: int = 0,
+    use_cache: bool = True,
+) -> list[list[int]]:
+    """The most probable next token, step after step, for a batch of sources.
+
+    Returns one list of generated ids per source row, without ``<sos>`` and without
+    ``<eos>``. A row stops at its first ``<eos>`` or after ``max_len`` tokens.
+    ``eos_id=None`` never stops early: every row gets exactly ``max_len`` tokens
+    (the decoding-speed benchmark uses it to time fixed-length outputs).
+
+    ``use_cache=False`` re-runs the decoder over the whole prefix at every step (step
+    t costs t positions instead of 1); the tokens are the same.
+    """
+    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id)
+    model.eval()
+    batch = src_ids.shape[0]
+    memory = model.encode(src_ids)  # (B, S, d)
+    cache = model.new_cache() if use_cache else None
+    tokens = torch.full((batch, 1), sos_id, dtype=torch.long, device=src_ids.device)  # (B, 1)
+    finished = torch.zeros(batch, dtype=torch.bool, device=src_ids.device)
+    for _ in range(max_len):
+        fed = tokens[:, -1:] if use_cache else tokens  # only the new token, or the whole prefix
+        logits = _next_logits(model, model.decode(fed, memory, src_ids, cache), (pad_id, sos_id))
+        next_token = logits.argmax(dim=-1)  # (B,)
+        next_token = next_token.masked_fill(finished, pad_id)  # finished rows only mark time
+        tokens = torch.cat([tokens, next_token[:, None]], dim=1)
+        if eos_id is not None:
+            finished |= next_token == eos_id
+            if bool(finished.all()):
+                break
+    return [_strip(row[1:], eos_id) for row in tokens.tolist()]
+
+
+# --------------------------------------------------------------------------- beam search
+
+
+def length_penalty(length: int, alpha: float) -> float:
+    """GNMT's length penalty (Wu et al. 2016): lp(Y) = ((5 + |Y|) / 6) ** alpha.
+
+    A hypothesis scores log P(Y) / lp(Y). alpha = 0 ranks by the plain log-probability,
+    which favours short outputs (every token multiplies in a probability below 1);
+    alpha = 1 is close to the average log-probability per token. The paper uses 0.6.
+    """
+    return ((5.0 + length) / 6.0) ** alpha
+
+
+@dataclass
+class Hypothesis:
+    tokens: list[int]  # generated ids, without <sos> and <eos>
+    log_prob: float  # sum of the log-probabilities of the tokens (and of <eos> if it ended)
+    score: float  # log_prob / length_penalty(len, alpha)
+
+
+@torch.no_grad()
+def beam_search(
+    model: Seq2SeqModel,
+    src_ids: Tensor,
+    *,
+    sos_id: int,
+    eos_id: int | None,
+    max_len: int,
+    beam_size: int = 4,
+    alpha: float = 0.6,
+    pad_id: int = 0,
+) -> list[Hypothesis]:
+    """Beam search for a batch of sources; returns the best hypothesis of each.
+
+    At every step, each of the ``beam_size`` live prefixes of a sentence is extended by
+    every token; the ``2 * beam_size`` best extensions (by summed log-probability) are
+    read in order: one ending in ``<eos>`` becomes a finished hypothesis if it ranks
+    among the first ``beam_size``, the others fill the next beam. A sentence is done
+    when it has ``beam_size`` finished hypotheses; at ``max_len`` its live beams are
+    finished as they are. The result is the finished hypothesis with the best
+    length-normalised score ``log P / length_penalty(len, alpha)`` (the length counts
+    ``<eos>``). With ``beam_size=1`` this is exactly greedy decoding.
+
+    The beams of all sentences run together as one batch of B * beam_size rows; after
+    each step ``reorder_cache`` moves every row's cached keys and values to the beam
+    that continues it.
+    """
+    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id)
+    check_positive_int("beam_size", beam_size)
+    if not alpha >= 0:
+        raise ValueError(f"alpha: expected a length-penalty exponent >= 0, got {alpha}")
+    model.eval()
+    batch, k = src_ids.shape[0], beam_size
+    device = src_ids.device
+    src = src_ids.repeat_interleave(k, dim=0)  # (B*k, S): rows b*k .. b*k+k-1 are sentence b
+    memory = model.encode(src)  # (B*k, S, d)
+    cache = model.new_cache()
+    tokens = torch.full((batch * k, 1), sos_id, dtype=torch.long, device=device)
+    # Only the first beam of each sentence is live at the start: the others would be copies.
+    beam_scores = torch.full((batch, k), float("-inf"), device=device)
+    beam_scores[:, 0] = 0.0
+    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
+    done = [False] * batch
+
+    def finish(b: int, row: Tensor, log_prob: float) -> None:
+        ids = row[1:].tolist()  # generated tokens, <eos> included if the hypothesis ended with it
+        finished[b].append(Hypothesis(_strip(ids, eos_id), log_prob, log_prob / length_penalty(len(ids), alpha)))
+
+    for step in range(max_len):
+        logits = _next_logits(model, model.decode(tokens[:, -1:], memory, src, cache), (pad_id, sos_id))
+        vocab = logits.shape[-1]
+        log_probs = logits.log_softmax(dim=-1).view(batch, k, vocab)  # (B, k, V)
+        candidates = (beam_scores[:, :, None] + log_probs).view(batch, k * vocab)  # (B, k*V)
+        top_scores, top_index = candidates.topk(min(2 * k, k * vocab), dim=1)  # (B, 2k), best first
+        next_rows, next_tokens, next_scores = [], [], []
+        last_step = step == max_len - 1
+        for b in range(batch):
+            chosen = 0
+            if not done[b]:
+                for rank, (score, flat) in enumerate(zip(top_scores[b].tolist(), top_index[b].tolist(), strict=True)):
+                    if score == float("-inf"):
+                        break
+                    beam, token = divmod(flat, vocab)
+                    row = b * k + beam
+                    if eos_id is not None and token == eos_id:
+                        if rank < k:  # an <eos> ranked below the live beams would never have been kept
+                            finish(b, torch.cat([tokens[row], tokens.new_tensor([token])]), score)
+                        continue
+                    next_rows.append(row)
+                    next_tokens.append(token)
+                    next_scores.append(score)
+                    chosen += 1
+                    if chosen == k:
+                        break
+                if len(finished[b]) >= k:
+                    done[b] = True
+            while chosen < k:  # a done sentence (or one short of candidates) keeps dead placeholder beams
+                next_rows.append(b * k)
+                next_tokens.append(pad_id)
+                next_scores.append(float("-inf"))
+                chosen += 1
+        index = torch.tensor(next_rows, device=device)
+        tokens = torch.cat([tokens.index_select(0, index), torch.tensor(next_tokens, device=device)[:, None]], dim=1)
+        beam_scores = torch.tensor(next_scores, device=device).view(batch, k)
+        if last_step or all(done):
+            break
+        reorder_cache(cache, index)
+
+    for b in range(batch):  # at max_len, the live beams are finished as they stand
+        if not done[b]:
+            for beam in range(k):
+                score = float(beam_scores[b, beam])
+                if score > float("-inf"):
+                    finish(b, tokens[b * k + beam], score)
+    return [max(hyps, key=lambda h: h.score) for hyps in finished]
+
+
+# --------------------------------------------------------------------------- sampling
+
+
+@torch.no_grad()
+def sample_decode(
+    model: Seq2SeqModel,
+    src_ids: Tensor,
+    *,
+    sos_id: int,
+    eos_id: int | None,
+    max_len: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+    pad_id: int = 0,
+) -> list[list[int]]:
+    """Draw each next token from softmax(logits / temperature), restricted to the ``top_k``
+    most probable tokens if ``top_k`` is given.
+
+    A temperature below 1 sharpens the distribution (towards greedy), above 1 flattens
+    it. Pass a seeded ``torch.Generator`` (on the model's device) for repeatable draws.
+    Returns ids like ``greedy_decode``.
+    """
+    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id)
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
+        raise ValueError(f"temperature: expected a positive number, got {temperature!r}")
+    if top_k is not None:
+        check_positive_int("top_k", top_k)
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    model.eval()
+    batch = src_ids.shape[0]
+    memory = model.encode(src_ids)
+    cache = model.new_cache()
+    tokens = torch.full((batch, 1), sos_id, dtype=torch.long, device=src_ids.device)
+    finished = torch.zeros(batch, dtype=torch.bool, device=src_ids.device)
+    for _ in range(max_len):
+        logits = _next_logits(model, model.decode(tokens[:, -1:], memory, src_ids, cache), (pad_id, sos_id))
+        logits = logits / temperature
+        if top_k is not None and top_k < logits.shape[-1]:
+            kth = logits.topk(top_k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit
+            logits = logits.masked_fill(logits < kth, float("-inf"))
+        probs = logits.softmax(dim=-1)  # (B, V)
+        next_token = torch.multinomial(probs, 1, generator=generator).squeeze(1)  # (B,)
+        next_token = next_token.masked_fill(finished, pad_id)
+        tokens = torch.cat([tokens, next_token[:, None]], dim=1)
+        if eos_id is not None:
+            finished |= next_token == eos_id
+            if bool(finished.all()):
+                break
+    return [_strip(row[1:], eos_id) for row in tokens.tolist()]
+
+
+# --------------------------------------------------------------------------- the book's trace
+
+
+@dataclass
+class TraceStep:
+    """One step of greedy decoding: what the decoder had read, what it considered, what it chose."""
+
+    prefix: list[str]  # tokens read so far, from <sos>
+    candidates: list[tuple[str, float]]  # the top-k next tokens and their probabilities, best first
+    chosen: str
+
+    def __str__(self) -> str:
+        options = ", ".join(f"{token} {p:.2f}" for token, p in self.candidates)
+        return f"{' '.join(self.prefix)} -> {self.chosen}   ({options})"
+
+
+@dataclass
+class DecodingTrace:
+    """The steps of ``trace_greedy``; ``str()`` prints one line per step, ``rows()`` gives table rows."""
+
+    steps: list[TraceStep] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __getitem__(self, index: int) -> TraceStep:
+        return self.steps[index]
+
+    def __str__(self) -> str:
+        return "\n".join(str(step) for step in self.steps)
+
+    def rows(self) -> list[dict[str, object]]:
+        """One dict per step: ``step``, ``prefix``, ``chosen``, and ``candidate i`` / ``p i`` columns."""
+        table = []
+        for i, step in enumerate(self.steps, start=1):
+            row: dict[str, object] = {"step": i, "prefix": " ".join(step.prefix), "chosen": step.chosen}
+            for j, (token, p) in enumerate(step.candidates, start=1):
+                row[f"candidate {j}"] = token
+                row[f"p {j}"] = round(p, 4)
+            table.append(row)
+        return table
+
+
+@torch.no_grad()
+def trace_greedy(
+    model: Seq2SeqModel,
+    src_ids: Tensor,
+    itos: Sequence[str],
+    *,
+    sos_id: int,
+    eos_id: int | None,
+    max_len: int,
+    top_k: int = 5,
+    pad_id: int = 0,
+) -> DecodingTrace:
+    """Greedy decoding of one source (``src_ids`` of shape (1, S)), recording every step.
+
+    ``itos`` maps target ids to tokens. The probabilities are the model's softmax with
+    ``<pad>`` and ``<sos>`` excluded, as in ``greedy_decode``; the chosen tokens are
+    the ones ``greedy_decode`` returns.
+    """
+    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id)
+    if src_ids.shape[0] != 1:
+        raise ValueError(f"src_ids: expected one sentence, shape (1, src_len), got shape {tuple(src_ids.shape)}")
+    check_positive_int("top_k", top_k)
+    model.eval()
+    memory = model.encode(src_ids)
+    cache = model.new_cache()
+    prefix = [sos_id]
+    trace = DecodingTrace()
+    for _ in range(max_len):
+        new = torch.tensor([[prefix[-1]]], device=src_ids.device)
+        probs = _next_logits(model, model.decode(new, memory, src_ids, cache), (pad_id, sos_id)).softmax(-1)[0]
+        top = probs.topk(min(top_k, probs.shape[0]))
+        chosen = int(probs.argmax())
+        trace.steps.append(TraceStep(
+            prefix=[itos[i] for i in prefix],
+            candidates=[(itos[i], float(p)) for p, i in zip(top.values.tolist(), top.indices.tolist(), strict=True)],
+            chosen=itos[chosen],
+        ))
+        prefix.append(chosen)
+        if chosen == eos_id:
+            break
+    return trace
+
+
+# --------------------------------------------------------------------------- one sentence
+
+
+@dataclass
+class Translation:
+    text: str  # the translation, detokenised by the target vocabulary
+    tokens: list[str]  # the generated target tokens
+    unknown_words: list[str]  # source words missing from the source vocabulary (read as <unk>)
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def translate(
+    model: Seq2SeqModel,
+    sentence: str,
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    *,
+    beam_size: int = 1,
+    alpha: float = 0.6,
+    max_len: int | None = None,
+) -> Translation:
+    """Translate one sentence: greedy with ``beam_size=1``, beam search otherwise.
+
+    ``max_len`` defaults to twice the source length plus 10, capped by the model's
+    positional table.
+    """
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence: expected a str, got {type(sentence).__name__}")
+    if not isinstance(src_vocab, Vocab) or not isinstance(tgt_vocab, Vocab):
+        raise TypeError(f"src_vocab, tgt_vocab: expected Vocab objects, got {type(src_vocab).__name__}, "
+                        f"{type(tgt_vocab).__name__}")
+    ids, unknown = src_vocab.encode_with_unknowns(sentence)
+    if not ids:
+        raise ValueError(f"sentence: expected at least one token, got {sentence!r}")
+    device = next(model.parameters()).device
+    src_ids = torch.tensor([ids], dtype=torch.long, device=device)
+    if max_len is None:
+        max_len = 2 * len(ids) + 10
+        limit = max_decode_length(model)
+        if limit is not None:
+            max_len = min(max_len, limit)
+    special = dict(sos_id=tgt_vocab.sos_id, eos_id=tgt_vocab.eos_id, max_len=max_len, pad_id=tgt_vocab.pad_id)
+    if beam_size == 1:
+        out = greedy_decode(model, src_ids, **special)[0]
+    else:
+        out = beam_search(model, src_ids, beam_size=beam_size, alpha=alpha, **special)[0].tokens
+    return Translation(tgt_vocab.decode(out), [tgt_vocab.itos[i] for i in out], unknown)

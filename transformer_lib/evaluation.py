@@ -1,0 +1,200 @@
+"""How good is a translation model? Exact match, BLEU, and both by sentence length.
+
+* **Exact match**: the fraction of sentences translated word for word like the
+  reference. Our generated corpus has exactly one correct translation per sentence,
+  so this is a fair score here (it would be far too strict for real text).
+* **BLEU** (Papineni et al. 2002), the paper's measure: the geometric mean of the
+  1- to 4-gram precisions of the whole test set, times a brevity penalty, from 0 to
+  100. Computed by ``sacrebleu.corpus_bleu`` (its default ``13a`` tokenisation), the
+  reference implementation, so the numbers compare with published ones.
+* **By length**: the RNN chapter's question, whether quality falls as sentences grow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sacrebleu
+import torch
+
+from .decoding import Seq2SeqModel, beam_search, greedy_decode, max_decode_length
+from .tokenization import Vocab
+from .validation import check_positive_int
+
+DEFAULT_EDGES = (3, 6, 9, 12, 16)  # the buckets of corpus.split_by_length
+
+
+def _check_strings(name: str, sentences: object) -> list[str]:
+    if isinstance(sentences, str) or not isinstance(sentences, Sequence):
+        raise TypeError(f"{name}: expected a list of sentences (str), got {type(sentences).__name__}")
+    for i, sentence in enumerate(sentences):
+        if not isinstance(sentence, str):
+            raise TypeError(f"{name}[{i}]: expected a str, got {type(sentence).__name__} {sentence!r}")
+    return list(sentences)
+
+
+def _check_aligned(hypotheses: object, references: object) -> tuple[list[str], list[str]]:
+    hypotheses = _check_strings("hypotheses", hypotheses)
+    references = _check_strings("references", references)
+    if len(hypotheses) != len(references):
+        raise ValueError(
+            f"references: expected one reference per hypothesis ({len(hypotheses)}), got {len(references)}"
+        )
+    if not hypotheses:
+        raise ValueError("hypotheses: expected at least one sentence, got none")
+    return hypotheses, references
+
+
+def exact_match(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Fraction (0 to 1) of hypotheses equal to their reference, word for word (spacing ignored)."""
+    hypotheses, references = _check_aligned(hypotheses, references)
+    same = sum(h.split() == r.split() for h, r in zip(hypotheses, references, strict=True))
+    return same / len(hypotheses)
+
+
+def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Corpus BLEU (0 to 100) against one reference per sentence, by ``sacrebleu.corpus_bleu``."""
+    hypotheses, references = _check_aligned(hypotheses, references)
+    return float(sacrebleu.corpus_bleu(hypotheses, [references]).score)
+
+
+@dataclass
+class LengthBucket:
+    low: int  # source length (words), inclusive
+    high: int  # exclusive
+    count: int
+    exact_match: float  # NaN for an empty bucket
+    bleu: float  # NaN for an empty bucket
+
+
+def accuracy_by_length(
+    sources: Sequence[str],
+    hypotheses: Sequence[str],
+    references: Sequence[str],
+    edges: Sequence[int] = DEFAULT_EDGES,
+) -> list[LengthBucket]:
+    """Exact match and BLEU per bucket of source length: bucket (lo, hi) holds lo <= words < hi.
+
+    A sentence outside every bucket is an error, not silently dropped.
+    """
+    hypotheses, references = _check_aligned(hypotheses, references)
+    sources = _check_strings("sources", sources)
+    if len(sources) != len(hypotheses):
+        raise ValueError(f"sources: expected one source per hypothesis ({len(hypotheses)}), got {len(sources)}")
+    edges = list(edges)
+    if len(edges) < 2 or any(isinstance(e, bool) or not isinstance(e, int) for e in edges) or any(
+        b <= a for a, b in zip(edges, edges[1:], strict=False)
+    ):
+        raise ValueError(f"edges: expected at least two strictly increasing ints, got {edges}")
+    groups: dict[int, list[int]] = {i: [] for i in range(len(edges) - 1)}
+    for n, source in enumerate(sources):
+        length = len(source.split())
+        bucket = next((i for i in groups if edges[i] <= length < edges[i + 1]), None)
+        if bucket is None:
+            raise ValueError(f"sources[{n}]: length {length} lies outside the buckets [{edges[0]}, {edges[-1]})")
+        groups[bucket].append(n)
+    result = []
+    for i, members in groups.items():
+        hyps = [hypotheses[n] for n in members]
+        refs = [references[n] for n in members]
+        result.append(LengthBucket(
+            edges[i], edges[i + 1], len(members),
+            exact_match(hyps, refs) if members else float("nan"),
+            bleu(hyps, refs) if members else float("nan"),
+        ))
+    return result
+
+
+@torch.no_grad()
+def translate_batch(
+    model: Seq2SeqModel,
+    sentences: Sequence[str],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    *,
+    batch_size: int = 256,
+    beam_size: int = 1,
+    alpha: float = 0.6,
+    max_len: int | None = None,
+) -> list[str]:
+    """Translate many sentences, ``batch_size`` at a time (greedy, or beam search if ``beam_size`` > 1).
+
+    Sentences of similar length are batched together (less padding); the result keeps
+    the input order. ``max_len`` defaults to twice the longest source plus 10, capped
+    by the model's positional table.
+    """
+    sentences = _check_strings("sentences", sentences)
+    check_positive_int("batch_size", batch_size)
+    check_positive_int("beam_size", beam_size)
+    if not isinstance(src_vocab, Vocab) or not isinstance(tgt_vocab, Vocab):
+        raise TypeError(f"src_vocab, tgt_vocab: expected Vocab objects, got {type(src_vocab).__name__}, "
+                        f"{type(tgt_vocab).__name__}")
+    device = next(model.parameters()).device
+    encoded = [src_vocab.encode(s) for s in sentences]
+    for i, ids in enumerate(encoded):
+        if not ids:
+            raise ValueError(f"sentences[{i}]: expected at least one word, got {sentences[i]!r}")
+    order = sorted(range(len(sentences)), key=lambda i: len(encoded[i]))
+    limit = max_decode_length(model)
+    out: list[str] = [""] * len(sentences)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start:start + batch_size]
+        width = max(len(encoded[i]) for i in chunk)
+        src = torch.full((len(chunk), width), src_vocab.pad_id, dtype=torch.long)
+        for row, i in enumerate(chunk):
+            src[row, :len(encoded[i])] = torch.tensor(encoded[i])
+        steps = max_len if max_len is not None else 2 * width + 10
+        if limit is not None and max_len is None:
+            steps = min(steps, limit)
+        special = dict(sos_id=tgt_vocab.sos_id, eos_id=tgt_vocab.eos_id, max_len=steps, pad_id=tgt_vocab.pad_id)
+        if beam_size == 1:
+            ids = greedy_decode(model, src.to(device), **special)
+        else:
+            ids = [h.tokens for h in beam_search(model, src.to(device), beam_size=beam_size, alpha=alpha, **special)]
+        for i, tokens in zip(chunk, ids, strict=True):
+            out[i] = tgt_vocab.decode(tokens)
+    return out
+
+
+@dataclass
+class EvaluationResult:
+    exact_match: float  # 0 to 1
+    bleu: float  # 0 to 100
+    sources: list[str]
+    hypotheses: list[str]
+    references: list[str]
+
+    def by_length(self, edges: Sequence[int] = DEFAULT_EDGES) -> list[LengthBucket]:
+        return accuracy_by_length(self.sources, self.hypotheses, self.references, edges)
+
+    def errors(self) -> list[tuple[str, str, str]]:
+        """(source, hypothesis, reference) for every sentence not translated exactly."""
+        return [(s, h, r) for s, h, r in zip(self.sources, self.hypotheses, self.references, strict=True)
+                if h.split() != r.split()]
+
+
+def evaluate_translation(
+    model: Seq2SeqModel,
+    pairs: Sequence[tuple[str, str]],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    *,
+    batch_size: int = 256,
+    beam_size: int = 1,
+    alpha: float = 0.6,
+) -> EvaluationResult:
+    """Translate the sources of ``pairs`` and score them against the targets."""
+    if isinstance(pairs, str) or not isinstance(pairs, Sequence) or not pairs:
+        raise ValueError(f"pairs: expected a non-empty list of (source, target) pairs, got {pairs!r:.60}")
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)):
+            raise TypeError(f"pairs[{i}]: expected a (source, target) pair of strings, got {pair!r:.80}")
+    sources = [s for s, _ in pairs]
+    references = [t for _, t in pairs]
+    was_training = model.training
+    hypotheses = translate_batch(model, sources, src_vocab, tgt_vocab, batch_size=batch_size,
+                                 beam_size=beam_size, alpha=alpha)
+    model.train(was_training)
+    return EvaluationResult(exact_match(hypotheses, references), bleu(hypotheses, references),
+                            sources, hypotheses, references)

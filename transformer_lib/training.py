@@ -1,0 +1,469 @@
+"""Training (Vaswani et al. 2017, section 5): the loss, the optimiser, the schedule, the loop.
+
+* Label smoothing (section 5.4): "During training, we employed label smoothing of
+  value eps_ls = 0.1. This hurts perplexity, as the model learns to be more unsure,
+  but improves accuracy and BLEU score."
+* Adam with beta_1 = 0.9, beta_2 = 0.98 and epsilon = 1e-9 (section 5.3).
+* The learning rate (section 5.3, equation 3):
+
+      lrate = d_model^-0.5 * min(step_num^-0.5, step_num * warmup_steps^-1.5)
+
+  "increasing the learning rate linearly for the first warmup_steps training steps,
+  and decreasing it thereafter proportionally to the inverse square root of the
+  step number. We used warmup_steps = 4000."
+
+``train`` runs the loop on any model with the signature ``model(src, tgt_in) -> logits``
+(the ``Transformer`` and the RNN baseline ``Seq2SeqGRU`` both have it) over batches
+with ``src``, ``tgt_in`` and ``tgt_out`` tensors. ``train_book_model`` is the book's
+recipe: the corpus, the vocabularies, the small model and its hyper-parameters.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import torch
+from torch import Tensor, nn
+from torch.optim.lr_scheduler import LambdaLR
+from tqdm.auto import tqdm
+
+from .config import TransformerConfig
+from .corpus import Corpus, make_corpus
+from .models import Transformer
+from .rnn import Seq2SeqGRU, Seq2SeqGRUConfig
+from .tokenization import Vocab, make_batches
+from .validation import check_ndim, check_positive_int, check_probability, check_tensor
+
+PAPER_BETAS = (0.9, 0.98)
+PAPER_EPS = 1e-9
+PAPER_WARMUP = 4000
+PAPER_LABEL_SMOOTHING = 0.1
+
+
+# --------------------------------------------------------------------------- the loss
+
+
+def label_smoothed_cross_entropy(
+    logits: Tensor,
+    target: Tensor,
+    smoothing: float = PAPER_LABEL_SMOOTHING,
+    pad_id: int | None = 0,
+    reduction: str = "mean",
+) -> Tensor:
+    """Cross-entropy against a smoothed target distribution, skipping padding.
+
+    For a vocabulary of V classes, the target distribution at a position whose
+    correct token is y puts
+
+        q(k) = (1 - smoothing) * [k == y] + smoothing / V
+
+    on every class k: the smoothing mass is spread uniformly over **all** V classes,
+    the correct one included (so q(y) = 1 - smoothing + smoothing / V). This is the
+    convention of ``torch.nn.functional.cross_entropy(label_smoothing=...)``, and the
+    loss equals it. Written out, per position:
+
+        loss = -sum_k q(k) log p(k) = (1 - smoothing) * (-log p(y)) + smoothing * mean_k(-log p(k))
+
+    ``logits``: (..., V); ``target``: (...) integer ids. Positions whose target is
+    ``pad_id`` contribute nothing. ``reduction="mean"`` averages over the other
+    positions (0 if there are none), ``"sum"`` adds them up.
+    """
+    check_tensor("logits", logits)
+    check_tensor("target", target)
+    if not logits.is_floating_point():
+        raise TypeError(f"logits: expected a floating-point tensor, got dtype {logits.dtype}")
+    if target.is_floating_point() or target.dtype == torch.bool:
+        raise TypeError(f"target: expected integer class ids (torch.long), got dtype {target.dtype}")
+    if logits.shape[:-1] != target.shape:
+        raise ValueError(
+            f"target: expected shape {tuple(logits.shape[:-1])} (logits without the class dimension), "
+            f"got {tuple(target.shape)}"
+        )
+    check_probability("smoothing", smoothing)
+    if reduction not in ("mean", "sum"):
+        raise ValueError(f"reduction: expected 'mean' or 'sum', got {reduction!r}")
+    n_classes = logits.shape[-1]
+    if target.numel() and (int(target.min()) < 0 or int(target.max()) >= n_classes):
+        raise ValueError(f"target: class ids must lie in [0, {n_classes}), got values in "
+                         f"[{int(target.min())}, {int(target.max())}]")
+
+    log_probs = logits.float().log_softmax(dim=-1)  # (..., V)
+    nll = -log_probs.gather(-1, target.unsqueeze(-1)).squeeze(-1)  # (...): -log p(y)
+    uniform = -log_probs.mean(dim=-1)  # (...): mean over the V classes of -log p(k)
+    loss = (1.0 - smoothing) * nll + smoothing * uniform
+    keep = torch.ones_like(target, dtype=torch.bool) if pad_id is None else target != pad_id
+    total = (loss * keep).sum()
+    if reduction == "sum":
+        return total
+    return total / keep.sum().clamp(min=1)
+
+
+# --------------------------------------------------------------------------- optimiser and schedule
+
+
+def transformer_lr(step: int, d_model: int, warmup: int = PAPER_WARMUP, scale: float = 1.0) -> float:
+    """Equation 3 of the paper, times ``scale``: the learning rate of optimiser step ``step`` (from 1)."""
+    check_positive_int("step", step)
+    check_positive_int("d_model", d_model)
+    check_positive_int("warmup", warmup)
+    if not scale > 0:
+        raise ValueError(f"scale: expected a positive number, got {scale}")
+    return scale * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
+def paper_adam(params: Iterable[Tensor] | Iterable[dict], lr: float = 1.0) -> torch.optim.Adam:
+    """Adam with the paper's beta_1 = 0.9, beta_2 = 0.98, epsilon = 1e-9 (section 5.3).
+
+    With ``warmup_scheduler`` the learning rate given here is a factor on the schedule,
+    so it is left at 1."""
+    return torch.optim.Adam(params, lr=lr, betas=PAPER_BETAS, eps=PAPER_EPS)
+
+
+def warmup_scheduler(
+    optimizer: torch.optim.Optimizer, d_model: int, warmup: int = PAPER_WARMUP, scale: float = 1.0
+) -> LambdaLR:
+    """A ``LambdaLR`` that sets the learning rate of the k-th ``optimizer.step()`` (k = 1, 2, ...)
+    to ``transformer_lr(k, d_model, warmup, scale)`` times the optimiser's own lr (leave it at 1).
+
+    ``LambdaLR`` counts from 0, the paper from 1: step k of the paper is index k - 1 here.
+    """
+    transformer_lr(1, d_model, warmup, scale)  # checks the arguments now, not at the first step
+    return LambdaLR(optimizer, lambda index: transformer_lr(index + 1, d_model, warmup, scale))
+
+
+def pick_device(device: torch.device | str | None = None) -> torch.device:
+    """``device`` if given; otherwise CUDA if available, then Apple's MPS, then the CPU."""
+    if device is not None:
+        return torch.device(device)
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+# --------------------------------------------------------------------------- the loop
+
+
+class BatchLike(Protocol):
+    """What ``train`` needs from a batch (``tokenization.Batch`` has it)."""
+
+    src: Tensor  # (B, S) source ids
+    tgt_in: Tensor  # (B, T) <sos> + target: what the decoder reads
+    tgt_out: Tensor  # (B, T) target + <eos>: what it must predict
+
+
+@dataclass
+class StepReport:
+    """What the callback of ``train`` receives after every optimiser step."""
+
+    step: int  # optimiser steps so far, from 1
+    epoch: int  # from 0
+    loss: float  # label-smoothed loss of this batch, per target token
+    lr: float  # learning rate used for this step
+    elapsed_s: float  # training time so far, evaluation excluded
+    tokens: int  # target tokens seen so far
+    evaluation: dict[str, float] | None = None  # set on the steps where ``evaluate`` ran
+
+
+@dataclass
+class TrainingHistory:
+    """Everything ``train`` measured, one entry per optimiser step (and per evaluation)."""
+
+    steps: list[int] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)
+    lrs: list[float] = field(default_factory=list)
+    grad_norms: list[float] = field(default_factory=list)  # before clipping
+    elapsed_s: list[float] = field(default_factory=list)  # training time at the end of each step
+    tokens: list[int] = field(default_factory=list)  # cumulative target tokens
+    evaluations: list[dict[str, float]] = field(default_factory=list)  # each has "step" and "elapsed_s"
+    stop_reason: str = ""
+    device: str = ""
+    eval_time_s: float = 0.0  # time spent in ``evaluate``, not counted in ``elapsed_s``
+
+    @property
+    def train_time_s(self) -> float:
+        return self.elapsed_s[-1] if self.elapsed_s else 0.0
+
+    def first_reaching(self, metric: str, value: float) -> dict[str, float] | None:
+        """The first evaluation where ``metric`` >= ``value`` (None if none did)."""
+        for evaluation in self.evaluations:
+            if evaluation.get(metric, -math.inf) >= value:
+                return evaluation
+        return None
+
+
+def _check_batch(batch: object, index: int) -> None:
+    for name in ("src", "tgt_in", "tgt_out"):
+        if not isinstance(getattr(batch, name, None), Tensor):
+            raise TypeError(
+                f"batches: expected objects with tensors .src, .tgt_in and .tgt_out, "
+                f"got {type(batch).__name__} at index {index} without a tensor .{name}"
+            )
+    check_ndim("batch.src", batch.src, 2, "(batch, src_len)")
+    check_ndim("batch.tgt_in", batch.tgt_in, 2, "(batch, tgt_len)")
+    if batch.tgt_in.shape != batch.tgt_out.shape or batch.src.shape[0] != batch.tgt_in.shape[0]:
+        raise ValueError(
+            f"batches: batch {index} has src {tuple(batch.src.shape)}, tgt_in {tuple(batch.tgt_in.shape)} and "
+            f"tgt_out {tuple(batch.tgt_out.shape)}; expected tgt_in and tgt_out of one shape, one batch size"
+        )
+
+
+def train(
+    model: nn.Module,
+    batches: Sequence[BatchLike],
+    *,
+    steps: int | None = None,
+    epochs: int | None = None,
+    time_budget_s: float | None = None,
+    warmup: int = PAPER_WARMUP,
+    lr_scale: float = 1.0,
+    label_smoothing: float = PAPER_LABEL_SMOOTHING,
+    clip_norm: float | None = 1.0,
+    pad_id: int = 0,
+    seed: int = 0,
+    shuffle: bool = True,
+    device: torch.device | str | None = None,
+    evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
+    eval_every: int | None = None,
+    callback: Callable[[StepReport], bool | None] | None = None,
+    progress: bool = True,
+) -> TrainingHistory:
+    """Train ``model`` (``model(src, tgt_in) -> logits``) on ``batches`` and return its history.
+
+    Stops at the first of: ``steps`` optimiser steps, ``epochs`` passes over ``batches``,
+    ``time_budget_s`` seconds of training (evaluation time not counted), or a ``callback``
+    that returns True. At least one of ``steps``, ``epochs``, ``time_budget_s`` is needed.
+
+    Each step: label-smoothed cross-entropy on ``tgt_out`` (padding ignored), backward,
+    gradient clipping to norm ``clip_norm`` (None: no clipping), Adam with the paper's
+    betas and epsilon, learning rate ``transformer_lr(step, d_model, warmup, lr_scale)``
+    (``d_model`` from ``model.config``).
+
+    ``evaluate(model)`` (if given) runs every ``eval_every`` steps and at the end, with the
+    model in eval mode; its dict goes into ``history.evaluations`` with ``step`` and
+    ``elapsed_s`` added. ``callback(report)`` runs after every step (for live plots).
+
+    Deterministic: ``torch.manual_seed(seed)`` fixes dropout, and the batch order of
+    epoch e is a shuffle seeded by (seed, e) (``shuffle=False`` keeps the given order).
+    The device is ``pick_device(device)``; the model is moved there.
+    """
+    if steps is None and epochs is None and time_budget_s is None:
+        raise ValueError("steps, epochs, time_budget_s: give at least one, or training would never stop")
+    if steps is not None:
+        check_positive_int("steps", steps)
+    if epochs is not None:
+        check_positive_int("epochs", epochs)
+    if time_budget_s is not None and not time_budget_s > 0:
+        raise ValueError(f"time_budget_s: expected a positive number of seconds, got {time_budget_s}")
+    if eval_every is not None:
+        check_positive_int("eval_every", eval_every)
+        if evaluate is None:
+            raise ValueError("eval_every: given without an evaluate function")
+    if clip_norm is not None and not clip_norm > 0:
+        raise ValueError(f"clip_norm: expected a positive number or None, got {clip_norm}")
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
+    d_model = getattr(getattr(model, "config", None), "d_model", None)
+    if not isinstance(d_model, int):
+        raise ValueError("model: expected a model with a .config.d_model (the schedule depends on it)")
+    batches = list(batches)
+    if not batches:
+        raise ValueError("batches: expected at least one batch, got none")
+    for i, batch in enumerate(batches):
+        _check_batch(batch, i)
+
+    device = pick_device(device)
+    torch.manual_seed(seed)
+    model.to(device)
+    optimizer = paper_adam(model.parameters())
+    scheduler = warmup_scheduler(optimizer, d_model, warmup, lr_scale)
+    history = TrainingHistory(device=str(device))
+
+    total = steps if steps is not None else (epochs * len(batches) if epochs is not None else None)
+    bar = tqdm(total=total, disable=not progress, desc="training", unit="step")
+    step, epoch, tokens, elapsed = 0, 0, 0, 0.0
+
+    def run_evaluation() -> dict[str, float]:
+        nonlocal elapsed
+        started = time.perf_counter()
+        model.eval()
+        with torch.no_grad():
+            result = dict(evaluate(model))
+        model.train()
+        history.eval_time_s += time.perf_counter() - started
+        result.update(step=step, elapsed_s=elapsed)
+        history.evaluations.append(result)
+        return result
+
+    model.train()
+    stop = ""
+    while not stop:
+        order = list(range(len(batches)))
+        if shuffle:
+            random.Random(seed * 1_000_003 + epoch).shuffle(order)
+        for index in order:
+            started = time.perf_counter()
+            batch = batches[index]
+            src, tgt_in, tgt_out = (t.to(device) for t in (batch.src, batch.tgt_in, batch.tgt_out))
+            logits = model(src, tgt_in)  # (B, T, V)
+            loss = label_smoothed_cross_entropy(logits, tgt_out, label_smoothing, pad_id)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            max_norm = clip_norm if clip_norm is not None else math.inf
+            grad_norm = float(nn.utils.clip_grad_norm_(model.parameters(), max_norm))
+            lr = optimizer.param_groups[0]["lr"]
+            optimizer.step()
+            scheduler.step()
+            loss_value = float(loss.detach())  # waits for the device: the timing below is honest
+            elapsed += time.perf_counter() - started
+            step += 1
+            tokens += int((tgt_out != pad_id).sum())
+            history.steps.append(step)
+            history.losses.append(loss_value)
+            history.lrs.append(lr)
+            history.grad_norms.append(grad_norm)
+            history.elapsed_s.append(elapsed)
+            history.tokens.append(tokens)
+            bar.update(1)
+            bar.set_postfix(loss=f"{loss_value:.3f}", lr=f"{lr:.2e}", refresh=False)
+
+            report = StepReport(step, epoch, loss_value, lr, elapsed, tokens)
+            if evaluate is not None and eval_every is not None and step % eval_every == 0:
+                report.evaluation = run_evaluation()
+            if callback is not None and callback(report):
+                stop = "callback"
+            elif steps is not None and step >= steps:
+                stop = "steps"
+            elif time_budget_s is not None and elapsed >= time_budget_s:
+                stop = "time_budget"
+            if stop:
+                break
+        epoch += 1
+        if not stop and epochs is not None and epoch >= epochs:
+            stop = "epochs"
+    bar.close()
+    if evaluate is not None and (not history.evaluations or history.evaluations[-1]["step"] != step):
+        run_evaluation()
+    model.eval()
+    history.stop_reason = stop
+    return history
+
+
+# --------------------------------------------------------------------------- the book's model
+
+
+@dataclass(frozen=True)
+class BookRecipe:
+    """The hyper-parameters of the model the book trains on a laptop CPU (tuned with
+    ``benchmarks/train_book_model.py``). The paper's base model is d_model=512, six
+    layers each side, d_ff=2048, on 4.5 million sentence pairs for 100000 steps."""
+
+    n_pairs: int = 15_000  # generated sentence pairs, split 80/10/10 (plus the novel test pairs)
+    d_model: int = 64
+    n_heads: int = 4
+    n_layers: int = 2  # in the encoder and in the decoder
+    d_ff: int = 256
+    dropout: float = 0.1  # the paper's P_drop
+    batch_size: int = 128  # sentence pairs (the paper: about 25000 source and 25000 target tokens)
+    warmup: int = 300  # the paper's 4000 is for 100000 steps; we take a couple of thousand
+    lr_scale: float = 0.5  # half the paper's rate: steadier over our few steps
+    label_smoothing: float = PAPER_LABEL_SMOOTHING
+    max_len: int = 64
+
+    def config(self, src_vocab_size: int, tgt_vocab_size: int) -> TransformerConfig:
+        return TransformerConfig.preset(
+            "small", src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, d_model=self.d_model,
+            n_heads=self.n_heads, n_encoder_layers=self.n_layers, n_decoder_layers=self.n_layers,
+            d_ff=self.d_ff, dropout=self.dropout, max_len=self.max_len,
+        )
+
+
+BOOK_RECIPE = BookRecipe()
+
+
+def book_vocabularies(corpus: Corpus) -> tuple[Vocab, Vocab]:
+    """Word-level source and target vocabularies of the training split."""
+    return Vocab.build(s for s, _ in corpus.train), Vocab.build(t for _, t in corpus.train)
+
+
+def _train_on_book_corpus(
+    build: Callable[[int, int], nn.Module],
+    seed: int,
+    time_budget_s: float | None,
+    steps: int | None,
+    recipe: BookRecipe,
+    corpus: Corpus | None,
+    **train_kwargs: object,
+) -> tuple[nn.Module, Vocab, Vocab, TrainingHistory]:
+    if corpus is None:
+        corpus = make_corpus(seed, n_pairs=recipe.n_pairs)
+    if not isinstance(corpus, Corpus):
+        raise TypeError(f"corpus: expected a corpus.Corpus or None, got {type(corpus).__name__}")
+    src_vocab, tgt_vocab = book_vocabularies(corpus)
+    torch.manual_seed(seed)
+    model = build(len(src_vocab), len(tgt_vocab))
+    batches = make_batches(corpus.train, src_vocab, tgt_vocab, recipe.batch_size, shuffle=True, seed=seed,
+                           by_length=True)
+    history = train(
+        model, batches, steps=steps, time_budget_s=time_budget_s, warmup=recipe.warmup, lr_scale=recipe.lr_scale,
+        label_smoothing=recipe.label_smoothing, pad_id=tgt_vocab.pad_id, seed=seed, **train_kwargs,
+    )
+    return model, src_vocab, tgt_vocab, history
+
+
+def train_book_model(
+    seed: int = 0,
+    time_budget_s: float | None = 120.0,
+    *,
+    steps: int | None = None,
+    recipe: BookRecipe = BOOK_RECIPE,
+    corpus: Corpus | None = None,
+    device: torch.device | str | None = None,
+    progress: bool = True,
+    callback: Callable[[StepReport], bool | None] | None = None,
+    evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
+    eval_every: int | None = None,
+) -> tuple[Transformer, Vocab, Vocab, TrainingHistory]:
+    """Build the corpus (``make_corpus(seed, recipe.n_pairs)`` unless given), the vocabularies
+    and the book's Transformer, and train it for ``time_budget_s`` seconds and/or ``steps``.
+
+    Returns (model in eval mode, source vocabulary, target vocabulary, history).
+    The same seed gives the same corpus, the same initial weights and the same batches.
+    """
+    return _train_on_book_corpus(
+        lambda src_size, tgt_size: Transformer(recipe.config(src_size, tgt_size)),
+        seed, time_budget_s, steps, recipe, corpus, device=device, progress=progress, callback=callback,
+        evaluate=evaluate, eval_every=eval_every,
+    )
+
+
+def train_book_rnn(
+    seed: int = 0,
+    time_budget_s: float | None = 120.0,
+    *,
+    steps: int | None = None,
+    hidden_size: int = 256,
+    recipe: BookRecipe = BOOK_RECIPE,
+    corpus: Corpus | None = None,
+    device: torch.device | str | None = None,
+    progress: bool = True,
+    callback: Callable[[StepReport], bool | None] | None = None,
+    evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
+    eval_every: int | None = None,
+) -> tuple[Seq2SeqGRU, Vocab, Vocab, TrainingHistory]:
+    """The RNN baseline under the book model's conditions: same corpus, vocabularies, batches,
+    loss, optimiser and schedule; a ``Seq2SeqGRU`` with embeddings of ``recipe.d_model`` and
+    a GRU state of ``hidden_size``, in place of the Transformer."""
+    return _train_on_book_corpus(
+        lambda src_size, tgt_size: Seq2SeqGRU(Seq2SeqGRUConfig(
+            src_size, tgt_size, d_model=recipe.d_model, hidden_size=hidden_size, dropout=recipe.dropout,
+        )),
+        seed, time_budget_s, steps, recipe, corpus, device=device, progress=progress, callback=callback,
+        evaluate=evaluate, eval_every=eval_every,
+    )
