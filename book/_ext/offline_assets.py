@@ -6,6 +6,8 @@
   ``_static/vendor/plotly``, serves the whole book; a page without figures does not pay its 4.8 MB.
 * On pages with saved widgets, a shim for MathJax 2's ``MathJax.Hub.Queue``, which the ipywidgets
   HTML manager calls to typeset widget labels, onto the MathJax 3 the book loads.
+* MathJax only on pages with mathematics. Sphinx also loads it on a page whose toctree includes
+  a page with equations (the book's root page), which costs 1.3 MB there for nothing.
 * Each inline script once: sphinx-thebe's configuration script is otherwise emitted twice (Sphinx
   keeps an inline script added after the builder started under two names, None and ''), and the
   second copy fails with "Identifier 'THEBE_JS_URL' has already been declared".
@@ -50,7 +52,19 @@ def add_page_scripts(app: Sphinx, pagename: str, templatename: str, context: dic
         if key not in seen:
             seen.add(key)
             unique.append(script)
+    if not _has_math(context) and not _loads_widgets(context):  # widget labels may hold TeX
+        unique = [script for script in unique if not _is_mathjax(app, script)]
     context["script_files"] = unique
+
+
+def _has_math(context: dict) -> bool:
+    return 'class="math' in context.get("body", "")
+
+
+def _is_mathjax(app: Sphinx, script: object) -> bool:
+    filename = script.filename or ""
+    return (filename.split("?")[0] == f"_static/{app.config.mathjax_path}"
+            or str(script.attributes.get("body", "")).startswith("window.MathJax"))
 
 
 def setup(app: Sphinx) -> dict:
