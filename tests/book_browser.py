@@ -1,0 +1,70 @@
+"""Helpers shared by tests/test_browser.py and benchmarks/page_weight.py: build the book, serve it
+on 127.0.0.1, and start Debian's chromium through playwright (which cannot download a browser here)."""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+LAUNCH_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+
+
+def chromium_path() -> str:
+    """Debian's chromium (or $CHROMIUM); a clear error when there is none."""
+    path = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        raise RuntimeError(
+            "chromium: not found. The browser test drives Debian's chromium through playwright; install it "
+            "with `apt-get install -y chromium` (tools/setup-browser.sh does this when run as root), or set "
+            "$CHROMIUM to a Chromium binary."
+        )
+    return path
+
+
+def build_book(output: Path) -> Path:
+    """Build the book with warnings as errors into ``output``; return the HTML folder."""
+    jupyter_book = Path(sys.executable).with_name("jupyter-book")
+    command = [str(jupyter_book), "build", "-W", "-n", "--keep-going", "--path-output", str(output), str(ROOT)]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+    if result.returncode != 0:
+        raise RuntimeError(f"jupyter-book build failed ({result.returncode}):\n{result.stdout[-4000:]}\n"
+                           f"{result.stderr[-4000:]}")
+    return output / "_build" / "html"
+
+
+def html_pages(site: Path) -> list[Path]:
+    """Every page of the book (not the copies of sources and static files)."""
+    return sorted(p for p in site.rglob("*.html") if not {"_static", "_sources"} & set(p.relative_to(site).parts))
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 -- the base class's name
+        pass
+
+
+@contextmanager
+def serve(site: Path) -> Iterator[str]:
+    """Serve ``site`` on 127.0.0.1 on a free port, in a thread; yields the base URL."""
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()

@@ -1,0 +1,187 @@
+"""The built book in a real browser: every page draws everything, offline, without errors.
+
+The book is built (warnings are errors) into a temporary folder, served on 127.0.0.1, and every
+HTML page is opened in Debian's chromium through playwright. For each page:
+
+* no console error and no uncaught exception; no response with an error status;
+* no request for anything outside 127.0.0.1 (such requests are aborted and reported);
+* every plotly figure has drawn its SVG and at least one trace;
+* every saved ipywidgets view has been rendered by the widget manager;
+* every bertviz view has drawn its SVG;
+* MathJax has typeset every equation, and no raw ``$$`` or ``\\[`` is left in the text.
+
+A screenshot of each page goes to screenshots/ (look at them: a blank plot is a bug). Without
+chromium the test fails with a message saying how to install it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+from book_browser import LAUNCH_ARGS, ROOT, build_book, chromium_path, html_pages, serve
+
+SCREENSHOTS = ROOT / "screenshots"
+PAGE_TIMEOUT_MS = 60_000
+
+# What has been drawn so far; the page is ready when it matches what its HTML promises.
+STATE_JS = """() => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const traces = '.main-svg g.trace, .main-svg .hm image';  // scatter, bar...: g.trace; heatmap: an image
+  const views = [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')];
+  const rendered = views.filter(s => {
+    const area = s.previousElementSibling;
+    return area && area.classList.contains('widget-subarea') && area.querySelector('.jupyter-widgets');
+  });
+  const bertviz = [...document.querySelectorAll('div[id^="bertviz-"]')];
+  const math = [...document.querySelectorAll('.math')];
+  const text = document.body.cloneNode(true);
+  text.querySelectorAll('pre, code, script, style, .highlight').forEach(e => e.remove());
+  return {
+    plots: plots.length,
+    plots_drawn: plots.filter(p => p.querySelector(traces)).length,
+    views: views.length,
+    views_rendered: rendered.length,
+    widgets: document.querySelectorAll('.jupyter-widgets').length,
+    bertviz: bertviz.length,
+    bertviz_drawn: bertviz.filter(d => d.querySelector('#vis svg')).length,
+    math: math.length,
+    math_typeset: math.filter(m => m.querySelector('mjx-container')).length,
+    raw_tex: (text.textContent.match(/\\$\\$|\\\\\\[|\\\\\\(/g) || []).length,
+  };
+}"""
+
+READY_JS = """([state, expected]) => {
+  const s = state();
+  return s.plots_drawn >= expected.plots && s.views_rendered >= expected.views
+    && s.bertviz_drawn >= expected.bertviz && s.math_typeset === s.math;
+}"""
+
+
+def promised(html: str) -> dict[str, int]:
+    """What a page's HTML asks the browser to draw: figures (in the page or in saved widget
+    outputs, where the quotes are JSON-escaped), widget views and bertviz views."""
+    return {
+        "plots": html.count('class="plotly-graph-div"') + html.count('class=\\"plotly-graph-div\\"'),
+        "views": len(re.findall(r'<script type="application/vnd\.jupyter\.widget-view\+json">', html)),
+        "bertviz": len(re.findall(r'<div id="bertviz-[0-9a-f-]+"', html)),
+    }
+
+
+@pytest.fixture(scope="session")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_book(tmp_path_factory.mktemp("book"))
+
+
+@pytest.fixture(scope="session")
+def browser():
+    try:
+        executable = chromium_path()
+    except RuntimeError as err:
+        pytest.fail(str(err))
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
+        yield browser
+        browser.close()
+
+
+REDIRECT = re.compile(r'<meta http-equiv="Refresh" content="0; url=([^"]+)"', re.IGNORECASE)
+
+
+def check_page(browser, url: str, html: str, screenshot: Path, redirect_html: str | None = None) -> dict:
+    """Open ``url``; return what was drawn and the problems found. For a page that redirects,
+    ``redirect_html`` is the HTML of its target, whose promises are then checked."""
+    problems: list[str] = []
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+
+    def route(route) -> None:
+        parsed = urlparse(route.request.url)
+        if parsed.scheme in ("data", "blob") or parsed.hostname == "127.0.0.1":
+            route.continue_()
+        else:
+            problems.append(f"request to another host: {route.request.url}")
+            route.abort()
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.on("console", lambda m: m.type == "error" and problems.append(f"console error: {m.text} ({m.location})"))
+    page.on("pageerror", lambda err: problems.append(f"uncaught exception: {err}"))
+    page.on("requestfailed", lambda r: problems.append(f"request failed: {r.url} ({r.failure})"))
+    page.on("response", lambda r: r.status >= 400 and problems.append(f"HTTP {r.status}: {r.url}"))
+    expected = promised(redirect_html if redirect_html is not None else html)
+    page.goto(url, wait_until="load")
+    if redirect_html is not None:
+        target = REDIRECT.search(html).group(1)
+        page.wait_for_url(f"**/{target}", wait_until="load")
+    state_fn = f"({STATE_JS})"
+    try:
+        page.wait_for_function(f"(expected) => ({READY_JS})([{state_fn}, expected])", arg=expected,
+                               timeout=PAGE_TIMEOUT_MS, polling=250)
+    except Exception:  # noqa: BLE001 -- reported below with what was and was not drawn
+        problems.append(f"timed out after {PAGE_TIMEOUT_MS} ms waiting for everything to draw")
+    page.wait_for_timeout(500)  # let transitions settle before the screenshot
+    state = page.evaluate(STATE_JS)
+    if state["plots"] != expected["plots"] or state["plots_drawn"] != state["plots"]:
+        problems.append(f"plotly: {expected['plots']} figures in the HTML, {state['plots']} plotted, "
+                        f"{state['plots_drawn']} with drawn traces")
+    if state["views_rendered"] != expected["views"]:
+        problems.append(f"ipywidgets: {expected['views']} saved views, {state['views_rendered']} rendered")
+    if state["bertviz_drawn"] != expected["bertviz"]:
+        problems.append(f"bertviz: {expected['bertviz']} views, {state['bertviz_drawn']} drawn")
+    if state["math_typeset"] != state["math"]:
+        problems.append(f"MathJax: {state['math']} equations, {state['math_typeset']} typeset")
+    if state["raw_tex"]:
+        problems.append(f"MathJax: {state['raw_tex']} raw TeX delimiters left in the text")
+    screenshot.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(screenshot), full_page=True)
+    context.close()
+    return {"state": state, "problems": problems}
+
+
+def test_every_page_draws_offline(site: Path, browser) -> None:
+    pages = html_pages(site)
+    names = {p.relative_to(site).as_posix() for p in pages}
+    assert {"book/intro.html", "book/visualization_demo.html", "search.html", "genindex.html"} <= names
+    reports = {}
+    with serve(site) as base:
+        for path in pages:
+            name = path.relative_to(site).as_posix()
+            shot = SCREENSHOTS / (name.removesuffix(".html").replace("/", "__") + ".png")
+            html = path.read_text()
+            redirect = REDIRECT.search(html)  # index.html only forwards to the first chapter
+            target = (path.parent / redirect.group(1)).read_text() if redirect else None
+            reports[name] = check_page(browser, base + name, html, shot, target)
+    problems = {name: r["problems"] for name, r in reports.items() if r["problems"]}
+    assert not problems, json.dumps(problems, indent=1)
+    # The checks above must have had something to check: the demo page holds every kind of picture.
+    demo = reports["book/visualization_demo.html"]["state"]
+    assert demo["plots_drawn"] >= 7 and demo["views_rendered"] >= 3 and demo["widgets"] >= 3
+    assert demo["bertviz_drawn"] == 2 and demo["math_typeset"] >= 2
+
+
+def test_saved_outputs_have_a_form_the_book_renders() -> None:
+    """Figures carry plotly's mimetype (JupyterLab) and HTML (the book); myst-nb's warning about the
+    former is switched off in _config.yml, so check here that no output depends on it alone."""
+    notebooks = sorted((ROOT / "book").rglob("*.ipynb"))
+    assert notebooks
+    for path in notebooks:
+        nb = json.loads(path.read_text())
+        assert path.stat().st_size <= 2 * 1024 * 1024, f"{path.name}: over 2 MB"
+        state = nb.get("metadata", {}).get("widgets", {}).get("application/vnd.jupyter.widget-state+json", {})
+        outputs = [o for c in nb["cells"] for o in c.get("outputs", [])]
+        states = state.get("state", {}).values()
+        outputs += [o for s in states for o in s.get("state", {}).get("outputs", [])]
+        for output in outputs:
+            data = output.get("data", {})
+            if "application/vnd.plotly.v1+json" in data:
+                page = data.get("text/html", "")
+                page = "".join(page) if isinstance(page, list) else page  # nbformat may store lines
+                assert "Plotly.newPlot" in page, f"{path.name}: a figure without its HTML form"
+            if "application/vnd.jupyter.widget-view+json" in data:
+                assert data["application/vnd.jupyter.widget-view+json"]["model_id"] in state.get("state", {}), (
+                    f"{path.name}: a widget view without saved state (run tools/execute_notebooks.py)")

@@ -1,0 +1,103 @@
+"""Re-execute the book's notebooks in place, saving their outputs and ipywidgets state.
+
+    python tools/execute_notebooks.py                 # every notebook under book/
+    python tools/execute_notebooks.py book/x.ipynb    # just these
+
+Each notebook runs top to bottom in a fresh ``python3`` kernel (nbclient), from its own folder,
+importing ``transformer_lib`` from this checkout. ``store_widget_state=True`` writes the widgets'
+state into the notebook metadata, which is what lets the built book draw them without a kernel.
+The kernel sees ``TRANSFORMER_BOOK_BUILD=1``, so bertviz views load their libraries from the
+book's static folder instead of carrying them (``transformer_lib.visualization``).
+
+Re-running on unchanged code changes nothing: widget model ids (random per kernel) are renamed
+to ids derived from the notebook's name and their order, and no timings are recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+ROOT = Path(__file__).resolve().parent.parent
+MAX_BYTES = 2 * 1024 * 1024  # a committed notebook stays under 2 MB
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
+
+def notebooks() -> list[Path]:
+    skip = {"_build", ".ipynb_checkpoints"}
+    return sorted(p for p in (ROOT / "book").rglob("*.ipynb") if not skip & set(p.parts))
+
+
+def stable_widget_ids(nb: dict, name: str) -> dict:
+    """Rename the kernel's random widget model ids, and order the saved state, so that both depend
+    only on the notebook: ids come from ``name`` and each model's place in a walk that starts at the
+    views in the outputs (in cell order) and follows the models' references to one another."""
+    widgets = nb.get("metadata", {}).get("widgets", {}).get(WIDGET_STATE, {})
+    state = widgets.get("state", {})
+    if not state:
+        return nb
+    order: list[str] = []
+
+    def visit(model_id: str) -> None:
+        if model_id in state and model_id not in order:
+            order.append(model_id)
+            for ref in re.findall(r"IPY_MODEL_([0-9a-f]{32})", json.dumps(state[model_id], sort_keys=True)):
+                visit(ref)
+
+    for ref in re.findall(r'"model_id": "([0-9a-f]{32})"', json.dumps(nb["cells"], sort_keys=True)):
+        visit(ref)
+    # Models no view reaches (rare): after the others, ordered by their content.
+    masked = {m: re.sub(r"[0-9a-f]{32}", "", json.dumps(state[m], sort_keys=True)) for m in state}
+    order += sorted((m for m in state if m not in order), key=masked.__getitem__)
+    widgets["state"] = {m: state[m] for m in order}
+    text = json.dumps(nb)
+    for i, old in enumerate(order):
+        text = text.replace(old, hashlib.sha1(f"{name}:{i}".encode()).hexdigest()[:32])
+    return json.loads(text)
+
+
+def execute(path: Path, timeout: int) -> int:
+    nb = nbformat.read(path, as_version=4)
+    client = NotebookClient(
+        nb, kernel_name="python3", timeout=timeout, store_widget_state=True, record_timing=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    client.execute()
+    nb = nbformat.from_dict(stable_widget_ids(json.loads(nbformat.writes(nb)), path.stem))
+    nbformat.validate(nb)
+    text = nbformat.writes(nb) + "\n"
+    path.write_text(text)
+    return len(text.encode())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("paths", nargs="*", type=Path, help="notebooks to run (default: all under book/)")
+    parser.add_argument("--timeout", type=int, default=600, help="seconds allowed per cell")
+    args = parser.parse_args()
+    # The kernel inherits this environment: our transformer_lib first, and a fixed hash seed.
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
+    os.environ["PYTHONHASHSEED"] = "0"
+    os.environ["TRANSFORMER_BOOK_BUILD"] = "1"
+    too_big = []
+    for path in [p.resolve() for p in args.paths] or notebooks():
+        size = execute(path, args.timeout)
+        print(f"{path.relative_to(ROOT)}: {size / 1024:.0f} kB")
+        if size > MAX_BYTES:
+            too_big.append(path)
+    if too_big:
+        print(f"over {MAX_BYTES // 1024} kB: {', '.join(map(str, too_big))}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

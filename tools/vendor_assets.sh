@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Re-fetches the JavaScript the built book serves from its own static folder, at pinned versions,
+# into book/_static/vendor/ (committed: building the book needs no network, and the pages load
+# nothing from another host). Needs npm (registry access) and the project's Python environment
+# (plotly.js is the copy inside the installed plotly package; its version follows requirements.txt).
+#
+#   bash tools/vendor_assets.sh            # PYTHON defaults to $VENV_DIR/bin/python (.venv)
+#
+# What comes from where:
+#   plotly/        plotly.min.js from the plotly Python package (must be plotly.js PLOTLYJS below);
+#                  LICENSE from npm plotly.js-dist-min@PLOTLYJS, whose bundle must be byte-identical.
+#   html-manager/  @jupyter-widgets/html-manager embed.js (renders saved ipywidgets state without a
+#                  kernel and without require.js; 1.x is the line for ipywidgets 8) and its icon fonts;
+#                  licence: the ipywidgets BSD-3-Clause LICENSE (same repository) + the bundle's notices.
+#   d3/, jquery/   what bertviz's views need (bertviz pins d3 5.7.0; jQuery 3 for its selectors).
+#   mathjax/       MathJax 3 tex-chtml-full.js (every TeX extension built in, so nothing is autoloaded)
+#                  and the CHTML fonts it loads relative to itself.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PLOTLYJS=4.1.1
+HTML_MANAGER=1.0.15
+D3=5.7.0
+JQUERY=3.7.1
+MATHJAX=3.2.2
+
+python="${PYTHON:-${VENV_DIR:-.venv}/bin/python}"
+dest=book/_static/vendor
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fetch() {  # fetch NAME@VERSION DIR: unpack the npm tarball into $tmp/DIR/package
+  mkdir -p "$tmp/$2"
+  (cd "$tmp/$2" && npm pack --silent "$1" >/dev/null && tar xzf ./*.tgz)
+}
+
+fetch "plotly.js-dist-min@$PLOTLYJS" plotly
+fetch "@jupyter-widgets/html-manager@$HTML_MANAGER" html-manager
+fetch "d3@$D3" d3
+fetch "jquery@$JQUERY" jquery
+fetch "mathjax@$MATHJAX" mathjax
+
+installed=$("$python" -c "import plotly.offline; print(plotly.offline.get_plotlyjs_version())")
+if [ "$installed" != "$PLOTLYJS" ]; then
+  echo "plotly.js in the installed plotly package is $installed, this script pins $PLOTLYJS: update PLOTLYJS" >&2
+  exit 1
+fi
+bundle=$("$python" -c "import plotly, pathlib; print(pathlib.Path(plotly.__file__).parent / 'package_data' / 'plotly.min.js')")
+cmp "$bundle" "$tmp/plotly/package/plotly.min.js"  # the licence we copy is the licence of these bytes
+
+rm -rf "$dest"
+mkdir -p "$dest"/{plotly,html-manager,d3,jquery,mathjax/output/chtml/fonts}
+
+cp "$bundle" "$dest/plotly/plotly.min.js"
+cp "$tmp/plotly/package/LICENSE" "$dest/plotly/LICENSE"
+
+hm="$tmp/html-manager/package/dist"
+cp "$hm/embed.js" "$hm/embed.js.LICENSE.txt" "$dest/html-manager/"
+cp "$hm"/*.woff2 "$dest/html-manager/"  # Font Awesome, loaded relative to embed.js; browsers take woff2
+"$python" - "$dest/html-manager/LICENSE" <<'EOF'
+import sys
+from importlib.metadata import distribution
+
+dist = distribution("ipywidgets")
+licence = next(f for f in dist.files if f.name == "LICENSE")
+open(sys.argv[1], "w").write(licence.read_text())
+EOF
+
+cp "$tmp/d3/package/dist/d3.min.js" "$tmp/d3/package/LICENSE" "$dest/d3/"
+cp "$tmp/jquery/package/dist/jquery.min.js" "$tmp/jquery/package/LICENSE.txt" "$dest/jquery/"
+
+mj="$tmp/mathjax/package"
+cp "$mj/es5/tex-chtml-full.js" "$mj/LICENSE" "$dest/mathjax/"
+cp -r "$mj/es5/output/chtml/fonts/woff-v2" "$dest/mathjax/output/chtml/fonts/"
+
+cat > "$dest/VERSIONS.txt" <<EOF
+Vendored by tools/vendor_assets.sh; each folder holds its licence.
+plotly.js                      $PLOTLYJS  (MIT)         plotly/
+@jupyter-widgets/html-manager  $HTML_MANAGER  (BSD-3-Clause) html-manager/
+d3                             $D3  (BSD-3-Clause) d3/
+jquery                         $JQUERY  (MIT)         jquery/
+mathjax                        $MATHJAX  (Apache-2.0)  mathjax/
+EOF
+du -sh "$dest"
