@@ -22,7 +22,8 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from book_browser import LAUNCH_ARGS, ROOT, build_book, chromium_path, html_pages, serve
+
+from .book_browser import LAUNCH_ARGS, ROOT, build_book, chromium_path, html_pages, serve
 
 SCREENSHOTS = ROOT / "screenshots"
 PAGE_TIMEOUT_MS = 60_000

@@ -2,13 +2,14 @@ import os
 
 import pytest
 import torch
-from seq2seq_toys import VOCAB, one_thread, tiny_model
 
 from transformer_lib import checkpoint as checkpoint_module
 from transformer_lib.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from transformer_lib.models import Transformer
 from transformer_lib.rnn import Seq2SeqGRU, Seq2SeqGRUConfig
 from transformer_lib.tokenization import Vocab
+
+from .seq2seq_toys import VOCAB, one_thread, tiny_model
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -3,7 +3,6 @@ import math
 
 import pytest
 import torch
-from seq2seq_toys import EOS, PAD, SOS, VOCAB, one_thread, tiny_model
 
 from transformer_lib.decoding import (
     DecodingTrace,
@@ -17,6 +16,8 @@ from transformer_lib.decoding import (
     translate,
 )
 from transformer_lib.tokenization import Vocab
+
+from .seq2seq_toys import EOS, PAD, SOS, VOCAB, one_thread, tiny_model
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -2,7 +2,6 @@ import math
 
 import pytest
 import torch
-from seq2seq_toys import VOCAB, one_thread, tiny_model
 
 from transformer_lib.decoding import translate
 from transformer_lib.evaluation import (
@@ -13,6 +12,8 @@ from transformer_lib.evaluation import (
     translate_batch,
 )
 from transformer_lib.tokenization import Vocab
+
+from .seq2seq_toys import VOCAB, one_thread, tiny_model
 
 
 @pytest.fixture(autouse=True, scope="module")

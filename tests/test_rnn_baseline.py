@@ -1,10 +1,11 @@
 import pytest
 import torch
-from seq2seq_toys import EOS, PAD, SOS, VOCAB, one_thread, reverse_pairs, to_batches
 
 from transformer_lib.decoding import beam_search, greedy_decode
 from transformer_lib.rnn import GRUDecoderState, Seq2SeqGRU, Seq2SeqGRUConfig
 from transformer_lib.training import train
+
+from .seq2seq_toys import EOS, PAD, SOS, VOCAB, one_thread, reverse_pairs, to_batches
 
 
 @pytest.fixture(autouse=True, scope="module")

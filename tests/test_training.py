@@ -3,7 +3,6 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from seq2seq_toys import EOS, SOS, one_thread, reverse_pairs, tiny_model, to_batches
 
 from transformer_lib.decoding import greedy_decode
 from transformer_lib.training import (
@@ -15,6 +14,8 @@ from transformer_lib.training import (
     transformer_lr,
     warmup_scheduler,
 )
+
+from .seq2seq_toys import EOS, SOS, one_thread, reverse_pairs, tiny_model, to_batches
 
 
 @pytest.fixture(autouse=True, scope="module")
