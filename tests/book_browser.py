@@ -25,7 +25,7 @@ LAUNCH_ARGS = [
 def chromium_path() -> str:
     """Debian's chromium (or $CHROMIUM); a clear error when there is none."""
     path = os.environ.get("CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
+    if path is None or not os.access(path, os.X_OK):
         raise RuntimeError(
             "chromium: not found. The browser test drives Debian's chromium through playwright; install it "
             "with `apt-get install -y chromium` (tools/setup-browser.sh does this when run as root), or set "

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -77,8 +79,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_book(tmp_path_factory.mktemp("book"))
 
 
-@pytest.fixture(scope="session")
-def browser():
+@contextmanager
+def launched_browser() -> Iterator:
+    """Debian's chromium through playwright; without chromium, a failure (not a skip) saying why."""
     try:
         executable = chromium_path()
     except RuntimeError as err:
@@ -87,8 +90,10 @@ def browser():
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
-        yield browser
-        browser.close()
+        try:
+            yield browser
+        finally:
+            browser.close()
 
 
 REDIRECT = re.compile(r'<meta http-equiv="Refresh" content="0; url=([^"]+)"', re.IGNORECASE)
@@ -144,12 +149,12 @@ def check_page(browser, url: str, html: str, screenshot: Path, redirect_html: st
     return {"state": state, "problems": problems}
 
 
-def test_every_page_draws_offline(site: Path, browser) -> None:
+def test_every_page_draws_offline(site: Path) -> None:
     pages = html_pages(site)
     names = {p.relative_to(site).as_posix() for p in pages}
     assert {"book/intro.html", "book/visualization_demo.html", "search.html", "genindex.html"} <= names
     reports = {}
-    with serve(site) as base:
+    with launched_browser() as browser, serve(site) as base:
         for path in pages:
             name = path.relative_to(site).as_posix()
             shot = SCREENSHOTS / (name.removesuffix(".html").replace("/", "__") + ".png")

@@ -116,6 +116,13 @@ def test_translate_callable_replaces_greedy_decoding(model: Transformer) -> None
     assert result.maps.tgt_tokens[0] == ["<sos>", "chat", "assis"]  # <eos> is produced, not read
 
 
+def test_translate_callable_may_return_a_batch_tensor(model: Transformer) -> None:
+    ids = torch.tensor([[TGT.sos_id, TGT.stoi["chat"], TGT.eos_id]])  # (1, T), as a batched decoder returns
+
+    result = viz.translate_sentence(model, SRC, TGT, "the cat", translate=lambda src_ids: ids)
+    assert result.tgt_ids == ids[0].tolist() and result.output_text(TGT) == "chat"
+
+
 def test_translate_sentence_checks_its_arguments(model: Transformer) -> None:
     with pytest.raises(TypeError, match="model: expected a transformer_lib.models.Transformer, got str"):
         viz.translate_sentence("model", SRC, TGT, "the cat")

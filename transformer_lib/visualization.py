@@ -145,8 +145,8 @@ def _show_in(output: widgets.Output, fig: go.Figure) -> None:
 # ---------------------------------------------------------------------------------------------
 
 # translate(src_ids of shape (1, S)) -> target ids, beginning with <sos> (and ending with <eos>
-# unless the length limit came first).
-Translate = Callable[[Tensor], Sequence[int]]
+# unless the length limit came first): a list of ints, or a tensor of shape (T,) or (1, T).
+Translate = Callable[[Tensor], Sequence[int] | Tensor]
 
 
 @torch.no_grad()
@@ -237,7 +237,8 @@ def translate_sentence(
         finally:
             model.train(was_training)
     else:
-        tgt_ids = [int(i) for i in translate(src)]
+        out = translate(src)
+        tgt_ids = out.reshape(-1).tolist() if isinstance(out, Tensor) else [int(i) for i in out]
     # The decoder inputs are every token but a final <eos>: <eos> is produced, never read.
     decoder_in = tgt_ids[:-1] if len(tgt_ids) > 1 and tgt_ids[-1] == tgt_vocab.eos_id else tgt_ids
     maps = capture_attention(
