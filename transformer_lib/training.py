@@ -65,7 +65,8 @@ def label_smoothed_cross_entropy(
     on every class k: the smoothing mass is spread uniformly over **all** V classes,
     the correct one included (so q(y) = 1 - smoothing + smoothing / V). This is the
     convention of ``torch.nn.functional.cross_entropy(label_smoothing=...)``, and the
-    loss equals it. Written out, per position:
+    loss equals it. (The Annotated Transformer instead spreads it as smoothing / (V - 2)
+    over the classes other than the target and the padding.) Written out, per position:
 
         loss = -sum_k q(k) log p(k) = (1 - smoothing) * (-log p(y)) + smoothing * mean_k(-log p(k))
 
