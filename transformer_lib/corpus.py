@@ -80,6 +80,8 @@ NOUNS: dict[str, Noun] = {n.en: n for n in (
     _noun("carrot", "carrots", "carotte", "carottes", "f", "food"),
     _noun("banana", "bananas", "banane", "bananes", "f", "food"),
     _noun("pear", "pears", "poire", "poires", "f", "food"),
+    _noun("lemon", "lemons", "citron", "citrons", "m", "food"),
+    _noun("cookie", "cookies", "biscuit", "biscuits", "m", "food"),
     _noun("bread", "breads", "pain", "pains", "m", "food", countable=False),
     _noun("cheese", "cheeses", "fromage", "fromages", "m", "food", countable=False),
     _noun("soup", "soups", "soupe", "soupes", "f", "food", countable=False),
@@ -136,8 +138,8 @@ def _adjective(en: str, forms: str, before_noun: bool, kinds: str, colour: bool 
 ADJECTIVES: dict[str, Adjective] = {a.en: a for a in (
     # before the noun in French
     _adjective("small", "petit petite petits petites", True, "person animal food object place"),
-    _adjective("big", "grand grande grands grandes", True, "person animal object place"),
-    _adjective("beautiful", "beau belle beaux belles", True, "person animal object place"),
+    _adjective("big", "grand grande grands grandes", True, "animal object place"),  # not "grand père"
+    _adjective("beautiful", "beau belle beaux belles", True, "animal object place"),  # not "belle sœur"
     _adjective("young", "jeune jeune jeunes jeunes", True, "person animal"),
     _adjective("old", "vieux vieille vieux vieilles", True, "person animal object place"),
     _adjective("good", "bon bonne bons bonnes", True, "food drink"),
@@ -154,9 +156,19 @@ ADJECTIVES: dict[str, Adjective] = {a.en: a for a in (
     _adjective("tired", "fatigué fatiguée fatigués fatiguées", False, "person animal"),
     _adjective("sad", "triste triste tristes tristes", False, "person animal"),
     _adjective("heavy", "lourd lourde lourds lourdes", False, "object"),
-    _adjective("hot", "chaud chaude chauds chaudes", False, "food drink"),
-    _adjective("cold", "froid froide froids froides", False, "food drink"),
+    _adjective("hot", "chaud chaude chauds chaudes", False, "food drink object place"),
+    _adjective("cold", "froid froide froids froides", False, "food drink object place"),
 )}
+
+
+# Combinations the sampler never makes: correct grammar, but a French idiom with another meaning
+# ("vieille fille" is a spinster, "vieux garçon" a bachelor, "petit pain" a bread roll).
+IDIOMS = frozenset({("old", "girl"), ("old", "boy"), ("small", "bread")})
+
+
+def fits(adjective: str, noun: str) -> bool:
+    """Does the sampler ever put this adjective on this noun?"""
+    return bool(ADJECTIVES[adjective].kinds & NOUNS[noun].kinds) and (adjective, noun) not in IDIOMS
 
 
 class Verb(NamedTuple):
@@ -220,7 +232,7 @@ PREPOSITIONS: dict[str, Preposition] = {p.en: p for p in (
     Preposition("with", "avec", frozenset({"person", "animal"})),
     Preposition("to", "à", frozenset({"destination"})),  # only after "go"
 )}
-LOCATIONS = ("on", "under", "in", "near", "behind", "in front of", "with")
+LOCATIONS = ("on", "under", "in", "near", "behind", "in front of", "with")  # "with" last
 
 # English determiner -> French (masculine singular, feminine singular, plural); "a" has no plural.
 DETERMINERS: dict[str, tuple[str, str, str | None]] = {
@@ -416,6 +428,10 @@ def render(sentence: Sentence) -> tuple[str, str]:
     """
     if not isinstance(sentence, Sentence):
         raise TypeError(f"sentence: expected a Sentence, got {type(sentence).__name__}")
+    if not isinstance(sentence.subject, str | NounPhrase):
+        raise TypeError(
+            f"sentence.subject: expected a pronoun (str) or a NounPhrase, got {type(sentence.subject).__name__}"
+        )
     verb = _lookup(VERBS, sentence.verb, "verb", "sentence.verb")
     _check_complements(sentence, verb)
 
@@ -548,6 +564,12 @@ def french_words() -> set[str]:
 # ----------------------------------------------------------------------------- sampling
 
 MIN_WORDS, MAX_WORDS = 3, 15
+MAX_PAIRS = 200_000  # far below what the grammar can make, so that generation never runs dry
+
+
+# "be" and "go" are drawn more often than the other verbs: their forms (suis, sommes, vont...) and the
+# predicate agreement they bring would otherwise be rare.
+_VERB_DRAW = [v for v in VERBS for _ in range({"be": 3, "go": 2}.get(v, 1))]
 
 
 class _Sampler:
@@ -573,7 +595,7 @@ class _Sampler:
             partner_before = not ADJECTIVES[adjective].before_noun
             if ADJECTIVES[adjective].colour or ADJECTIVES[adjective].before_noun:
                 partners = [a for a in ADJECTIVES.values() if a.before_noun == partner_before
-                            and (a.colour or partner_before) and a.kinds & noun.kinds]
+                            and (a.colour or partner_before) and fits(a.en, noun.en)]
                 if partners and rng.random() < 0.3:
                     adjectives.append(rng.choice(partners).en)
             adjectives.sort(key=lambda a: not ADJECTIVES[a].before_noun)
@@ -592,7 +614,7 @@ class _Sampler:
 
     def adjectives(self, noun: Noun) -> list[str]:
         rng = self.rng
-        fitting = [a for a in ADJECTIVES.values() if a.kinds & noun.kinds]
+        fitting = [a for a in ADJECTIVES.values() if fits(a.en, noun.en)]
         r = rng.random()
         if r < 0.45 or not fitting:
             return []
@@ -604,13 +626,13 @@ class _Sampler:
             return [rng.choice(fitting).en]
         return [rng.choice(before), rng.choice(colours)]
 
-    def location(self) -> PrepositionalPhrase:
-        preposition = self.rng.choice(LOCATIONS)
+    def location(self, prepositions: Sequence[str] = LOCATIONS) -> PrepositionalPhrase:
+        preposition = self.rng.choice(prepositions)
         return PrepositionalPhrase(preposition, self.noun_phrase(PREPOSITIONS[preposition].objects))
 
     def sentence(self) -> Sentence:
         rng = self.rng
-        verb = rng.choice(list(VERBS.values()))
+        verb = VERBS[rng.choice(_VERB_DRAW)]
         negated = rng.random() < 0.3
         if verb.en == "be":
             if rng.random() < 0.5:  # "the car is red"
@@ -619,10 +641,10 @@ class _Sampler:
                     fitting = [a.en for a in ADJECTIVES.values() if "person" in a.kinds]
                     return Sentence(pronoun, "be", adjective=rng.choice(fitting), negated=negated)
                 subject = self.noun_phrase(verb.subjects, with_pp=True)
-                fitting = [a.en for a in ADJECTIVES.values() if a.kinds & NOUNS[subject.noun].kinds]
+                fitting = [a for a in ADJECTIVES if fits(a, subject.noun)]
                 return Sentence(subject, "be", adjective=rng.choice(fitting), negated=negated)
             subject = self.subject(frozenset({"person", "animal", "object"}))
-            return Sentence(subject, "be", pp=self.location(), negated=negated)
+            return Sentence(subject, "be", pp=self.location(LOCATIONS[:-1]), negated=negated)  # not "with"
         subject = self.subject(verb.subjects)
         if verb.en == "go":
             destination = PrepositionalPhrase("to", self.noun_phrase(PREPOSITIONS["to"].objects))
@@ -632,7 +654,7 @@ class _Sampler:
         return Sentence(subject, verb.en, obj=obj, pp=pp, negated=negated)
 
     def subject(self, kinds: frozenset[str]) -> str | NounPhrase:
-        if "person" in kinds and self.rng.random() < 0.35:
+        if "person" in kinds and self.rng.random() < 0.45:
             return self.rng.choice(sorted(PRONOUNS))
         return self.noun_phrase(kinds, with_pp=True)
 
@@ -641,10 +663,24 @@ def random_sentence(rng: random.Random, force: tuple[str, str] | None = None) ->
     """One random sentence; with ``force``, one that combines that (adjective, noun)."""
     if not isinstance(rng, random.Random):
         raise TypeError(f"rng: expected a random.Random, got {type(rng).__name__}")
-    while True:
+    if force is not None:
+        _check_combination("force", force)
+    for _ in range(10_000):
         sentence = _Sampler(rng, force).sentence()
         if force is None or force in adjective_noun_pairs(sentence):
             return sentence
+    raise ValueError(f"force: no sentence of the grammar combines {force}")
+
+
+def _check_combination(name: str, combination: object) -> tuple[str, str]:
+    if not (isinstance(combination, tuple | list) and len(combination) == 2):
+        raise TypeError(f"{name}: expected an (adjective, noun) pair, got {combination!r}")
+    adjective, noun = combination
+    _lookup(ADJECTIVES, adjective, "adjective", name)
+    _lookup(NOUNS, noun, "noun", name)
+    if not fits(adjective, noun):
+        raise ValueError(f"{name}: the grammar never combines {adjective!r} with {noun!r}")
+    return adjective, noun
 
 
 # ----------------------------------------------------------------------------- the corpus
@@ -706,13 +742,11 @@ def make_corpus(
         raise TypeError(f"novel_per_combination: expected an int, got {type(novel_per_combination).__name__}")
     if novel_per_combination < 0:
         raise ValueError(f"novel_per_combination: expected >= 0, got {novel_per_combination}")
-    held_out = tuple(tuple(c) for c in held_out)
-    for combination in held_out:
-        adjective, noun = combination
-        _lookup(ADJECTIVES, adjective, "adjective", "held_out")
-        _lookup(NOUNS, noun, "noun", "held_out")
-        if not ADJECTIVES[adjective].kinds & NOUNS[noun].kinds:
-            raise ValueError(f"held_out: the grammar never combines {adjective!r} with {noun!r}")
+    if n_pairs > MAX_PAIRS:
+        raise ValueError(f"n_pairs: expected at most {MAX_PAIRS} pairs, got {n_pairs}")
+    if isinstance(held_out, str):
+        raise TypeError("held_out: expected a sequence of (adjective, noun) pairs, got a str")
+    held_out = tuple(_check_combination("held_out", c) for c in held_out)
 
     rng = random.Random(seed)
     seen: set[str] = set()
@@ -803,7 +837,7 @@ def iter_rule_examples() -> Iterator[tuple[str, Sentence]]:
     yield "adjective after the noun", Sentence(NounPhrase("cat", adjectives=("black",)), "sleep")
     yield "adjective before the noun", Sentence(NounPhrase("horse", "a", adjectives=("small",)), "run")
     yield "both sides of the noun", Sentence("i", "see", obj=NounPhrase("car", "the", adjectives=("old", "red")))
-    yield "feminine and plural agreement", Sentence(NounPhrase("table", plural=True, adjectives=("old",)),
+    yield "feminine and plural agreement", Sentence(NounPhrase("chair", plural=True, adjectives=("old",)),
                                                     "be", adjective="green")
     yield "conjugation (nous)", Sentence("we", "eat", obj=NounPhrase("apple", plural=True))
     yield "negation with n'", Sentence("he", "have", obj=NounPhrase("dog", "a"), negated=True)

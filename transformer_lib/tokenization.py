@@ -307,7 +307,7 @@ class BPETokenizer:
 # ----------------------------------------------------------------------------- batches
 
 
-@dataclass
+@dataclass(eq=False)
 class Batch:
     """One padded batch for teacher forcing.
 
@@ -372,7 +372,7 @@ def encode_pairs(
     return [(src_vocab.encode(src), tgt_vocab.encode(tgt)) for src, tgt in pairs]
 
 
-def pad(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> Tensor:
+def pad_sequences(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> Tensor:
     """(B, max_len) LongTensor, each row padded on the right with ``pad_id``."""
     if not sequences:
         raise ValueError("sequences: expected at least one sequence, got none")
@@ -386,9 +386,9 @@ def pad(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> Tensor:
 def collate(encoded: Sequence[tuple[list[int], list[int]]], tgt_vocab: Vocab) -> Batch:
     """A Batch from encoded pairs: target wrapped as <sos> y / y <eos>, everything padded with 0."""
     _check_vocab("tgt_vocab", tgt_vocab)
-    src = pad([s for s, _ in encoded], Vocab.pad_id)
-    tgt_in = pad([[tgt_vocab.sos_id, *t] for _, t in encoded], Vocab.pad_id)
-    tgt_out = pad([[*t, tgt_vocab.eos_id] for _, t in encoded], Vocab.pad_id)
+    src = pad_sequences([s for s, _ in encoded], Vocab.pad_id)
+    tgt_in = pad_sequences([[tgt_vocab.sos_id, *t] for _, t in encoded], Vocab.pad_id)
+    tgt_out = pad_sequences([[*t, tgt_vocab.eos_id] for _, t in encoded], Vocab.pad_id)
     return Batch(src, tgt_in, tgt_out, Vocab.pad_id)
 
 
