@@ -9,6 +9,10 @@ the book's model shape with random weights (speed does not depend on the weight 
 and a trained model would stop at <eos> after a few words). ``max_len`` of the config is
 raised to 128 so that 100 positions fit the positional table.
 
+Expect the ratio to grow with the batch: for one sentence, this small model does so
+little arithmetic per step that the fixed cost of a step (Python and dispatching some
+forty module calls, the same with or without the cache) dominates both times.
+
     PYTHONPATH=. python benchmarks/decoding_speed.py [--threads 2] [--repeats 7] [--batch 1]
 """
 
@@ -18,6 +22,11 @@ import argparse
 import os
 import statistics
 import time
+
+# Before torch starts OpenMP: idle threads sleep instead of spinning. When other jobs share
+# the cores, spinning threads wait on each other (measured: 467 -> 131 ms a training step
+# with 2 threads at a load average of 5). Set OMP_WAIT_POLICY yourself to override.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch
 
@@ -65,12 +74,13 @@ def main() -> None:
     print(f"book model shape: d_model={config.d_model}, {config.n_decoder_layers} decoder layers, random weights; "
           f"{args.length}-token outputs (eos_id=None); {args.threads} threads; median of {args.repeats} runs")
     print(f"load average before: {os.getloadavg()[0]:.2f}")
-    print(f"{'batch':>5} {'cached ms':>10} {'uncached ms':>12} {'speed-up':>9}  identical")
+    print(f"{'batch':>5} {'cached ms':>10} {'uncached ms':>12} {'speed-up':>9}  identical  target 3x")
     for batch in args.batches:
         cached, uncached = measure(model, batch, args.length, args.repeats)
-        print(f"{batch:5d} {cached * 1000:10.1f} {uncached * 1000:12.1f} {uncached / cached:8.2f}x  yes")
+        ratio = uncached / cached
+        print(f"{batch:5d} {cached * 1000:10.1f} {uncached * 1000:12.1f} {ratio:8.2f}x  yes        "
+              f"{'met' if ratio >= 3 else 'NOT met'}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
-    print("target: cached at least 3x faster than recomputing the prefix")
 
 
 if __name__ == "__main__":

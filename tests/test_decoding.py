@@ -111,6 +111,8 @@ def test_eos_none_gives_exactly_max_len_tokens():
     for name, out in run_all_modes(model, src, max_len=25, eos_id=None).items():
         assert [len(row) for row in out] == [25, 25], name
         assert all(PAD not in row and SOS not in row for row in out), name  # never generated
+    beams = beam_search(model, src, sos_id=SOS, eos_id=None, max_len=25, beam_size=3)
+    assert [len(h.tokens) for h in beams] == [25, 25]
 
 
 def test_cached_greedy_equals_uncached_greedy_on_a_transformer():

@@ -193,7 +193,7 @@ def test_history_callback_evaluation_and_stopping():
 
     stopped = train(tiny_model(0), batches, steps=50, callback=lambda r: r.step == 3, progress=False)
     assert stopped.stop_reason == "callback" and stopped.steps[-1] == 3
-    by_steps = train(tiny_model(0), batches, steps=5, progress=False)
+    by_steps = train(tiny_model(0), batches, steps=5, progress=True)  # with a tqdm bar
     assert by_steps.stop_reason == "steps" and len(by_steps.losses) == 5
     by_time = train(tiny_model(0), batches, time_budget_s=1e-9, progress=False)
     assert by_time.stop_reason == "time_budget" and len(by_time.losses) == 1

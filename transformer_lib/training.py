@@ -65,7 +65,8 @@ def label_smoothed_cross_entropy(
     on every class k: the smoothing mass is spread uniformly over **all** V classes,
     the correct one included (so q(y) = 1 - smoothing + smoothing / V). This is the
     convention of ``torch.nn.functional.cross_entropy(label_smoothing=...)``, and the
-    loss equals it. Written out, per position:
+    loss equals it. (The Annotated Transformer instead spreads it as smoothing / (V - 2)
+    over the classes other than the target and the padding.) Written out, per position:
 
         loss = -sum_k q(k) log p(k) = (1 - smoothing) * (-log p(y)) + smoothing * mean_k(-log p(k))
 
@@ -241,7 +242,8 @@ def train(
     that returns True. At least one of ``steps``, ``epochs``, ``time_budget_s`` is needed.
 
     Each step: label-smoothed cross-entropy on ``tgt_out`` (padding ignored), backward,
-    gradient clipping to norm ``clip_norm`` (None: no clipping), Adam with the paper's
+    gradient clipping to norm ``clip_norm`` (not in the paper; a guard for the first
+    steps of a small model; None: no clipping), Adam with the paper's
     betas and epsilon, learning rate ``transformer_lr(step, d_model, warmup, lr_scale)``
     (``d_model`` from ``model.config``).
 
@@ -251,7 +253,8 @@ def train(
 
     Deterministic: ``torch.manual_seed(seed)`` fixes dropout, and the batch order of
     epoch e is a shuffle seeded by (seed, e) (``shuffle=False`` keeps the given order).
-    The device is ``pick_device(device)``; the model is moved there.
+    The device is ``pick_device(device)``; the model is moved there, trained in place,
+    and left in eval mode.
     """
     if steps is None and epochs is None and time_budget_s is None:
         raise ValueError("steps, epochs, time_budget_s: give at least one, or training would never stop")
