@@ -22,6 +22,7 @@ from tests.reference import (  # noqa: E402
     copy_norm,
     key_padding,
     randomize_norms,
+    torch_transformer_like,
 )
 from transformer_lib.attention import causal_mask, combine_masks, padding_mask  # noqa: E402
 from transformer_lib.config import TransformerConfig  # noqa: E402
@@ -91,17 +92,8 @@ def full_model(dtype: torch.dtype, norm_first: bool) -> float:
                                n_decoder_layers=3, d_ff=FF, dropout=0.0, norm_first=norm_first, max_len=32)
     ours = Transformer(config)
     randomize_norms(ours)
-    theirs = nn.Transformer(D, H, 3, 3, FF, dropout=0.0, batch_first=True, norm_first=norm_first)
-    ours, theirs = ours.to(dtype).eval(), theirs.to(dtype).eval()
-    for a, b in zip(ours.encoder.layers, theirs.encoder.layers, strict=True):
-        copy_encoder_layer(a, b)
-    for a, b in zip(ours.decoder.layers, theirs.decoder.layers, strict=True):
-        copy_decoder_layer(a, b)
-    if norm_first:
-        copy_norm(ours.encoder.final_norm, theirs.encoder.norm)
-        copy_norm(ours.decoder.final_norm, theirs.decoder.norm)
-    else:
-        theirs.encoder.norm = theirs.decoder.norm = None  # the paper's post-norm stacks end without a norm
+    ours = ours.to(dtype).eval()
+    theirs = torch_transformer_like(ours)
     src, tgt = torch.randint(1, 100, (4, 12)), torch.randint(1, 90, (4, 10))
     hidden = theirs(ours.src_embed(src), ours.tgt_embed(tgt), tgt_mask=~causal_mask(10))
     return max_dev(ours(src, tgt), ours.generator(hidden))

@@ -7,6 +7,7 @@ from torch import nn
 
 from transformer_lib.decoder import DecoderLayer
 from transformer_lib.encoder import EncoderLayer
+from transformer_lib.models import Transformer
 from transformer_lib.multi_head_attention import MultiHeadAttention
 from transformer_lib.residual import LayerNorm
 
@@ -62,3 +63,29 @@ def randomize_norms(module: nn.Module) -> None:
 def key_padding(lengths: list[int], length: int) -> torch.Tensor:
     """(B, T) True at padding, PyTorch's convention; ours is its negation."""
     return torch.arange(length)[None, :] >= torch.tensor(lengths)[:, None]
+
+
+def torch_transformer_like(ours: Transformer) -> nn.Transformer:
+    """An ``nn.Transformer`` with our model's shape and a copy of its encoder and decoder weights.
+
+    nn.Transformer has no embeddings or output projection: feed it ``ours.src_embed(src)`` and
+    ``ours.tgt_embed(tgt)`` and apply ``ours.generator`` to what it returns.
+    """
+    c = ours.config
+    theirs = nn.Transformer(c.d_model, c.n_heads, c.n_encoder_layers, c.n_decoder_layers, c.d_ff, dropout=0.0,
+                            activation=c.activation, layer_norm_eps=c.layer_norm_eps, batch_first=True,
+                            norm_first=c.norm_first)
+    theirs = theirs.to(next(ours.parameters()).dtype)
+    for a, b in zip(ours.encoder.layers, theirs.encoder.layers, strict=True):
+        copy_encoder_layer(a, b)
+    for a, b in zip(ours.decoder.layers, theirs.decoder.layers, strict=True):
+        copy_decoder_layer(a, b)
+    if c.norm_first:
+        copy_norm(ours.encoder.final_norm, theirs.encoder.norm)
+        copy_norm(ours.decoder.final_norm, theirs.decoder.norm)
+    else:
+        # nn.Transformer always ends each stack with a LayerNorm; the paper's post-norm model has none.
+        assert ours.encoder.final_norm is None and ours.decoder.final_norm is None
+        theirs.encoder.norm = None
+        theirs.decoder.norm = None
+    return theirs.eval()

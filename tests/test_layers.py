@@ -10,7 +10,14 @@ from transformer_lib.feed_forward import PositionwiseFeedForward
 from transformer_lib.models import Transformer
 from transformer_lib.residual import LayerNorm, Residual, layer_norm
 
-from .reference import copy_decoder_layer, copy_encoder_layer, copy_norm, key_padding, randomize_norms
+from .reference import (
+    copy_decoder_layer,
+    copy_encoder_layer,
+    copy_norm,
+    key_padding,
+    randomize_norms,
+    torch_transformer_like,
+)
 
 D_MODEL, HEADS, D_FF = 32, 4, 64
 TOL = {torch.float32: dict(rtol=1e-5, atol=1e-5), torch.float64: dict(rtol=1e-10, atol=1e-10)}
@@ -100,20 +107,8 @@ def test_full_model_equals_torch_transformer(dtype, norm_first):
                                norm_first=norm_first, max_len=32)
     ours = Transformer(config)
     randomize_norms(ours)
-    theirs = nn.Transformer(D_MODEL, HEADS, 2, 3, D_FF, dropout=0.0, batch_first=True, norm_first=norm_first)
-    ours, theirs = ours.to(dtype).eval(), theirs.to(dtype).eval()
-    for a, b in zip(ours.encoder.layers, theirs.encoder.layers, strict=True):
-        copy_encoder_layer(a, b)
-    for a, b in zip(ours.decoder.layers, theirs.decoder.layers, strict=True):
-        copy_decoder_layer(a, b)
-    if norm_first:
-        copy_norm(ours.encoder.final_norm, theirs.encoder.norm)
-        copy_norm(ours.decoder.final_norm, theirs.decoder.norm)
-    else:
-        # nn.Transformer always ends each stack with a LayerNorm; the paper's post-norm model has none.
-        assert ours.encoder.final_norm is None and ours.decoder.final_norm is None
-        theirs.encoder.norm = None
-        theirs.decoder.norm = None
+    ours = ours.to(dtype).eval()
+    theirs = torch_transformer_like(ours)
 
     src = torch.randint(1, 50, (3, 9))
     src[1, 6:] = 0
