@@ -42,6 +42,7 @@ from plotly.subplots import make_subplots
 from torch import Tensor
 
 from .capture import AttentionMaps, capture_attention
+from .decoding import greedy_decode
 from .models import Transformer
 from .positional_encoding import RotaryEmbedding, sinusoidal_table
 from .validation import check_choice, check_positive_int
@@ -151,20 +152,11 @@ Translate = Callable[[Tensor], Sequence[int] | Tensor]
 
 @torch.no_grad()
 def _greedy_translate(model: Transformer, src_ids: Tensor, sos_id: int, eos_id: int) -> list[int]:
-    """Greedy decoding, one token per step, up to the model's ``max_len`` positions.
-
-    A minimal stand-in: replace it by ``transformer_lib.decoding.greedy`` when that module lands
-    (``AttentionExplorer`` and ``translate_sentence`` already take any ``translate`` callable).
-    """
-    memory = model.encode(src_ids)  # (1, S, d_model)
-    ys = [sos_id]
-    while len(ys) < model.config.max_len:
-        hidden = model.decode(torch.tensor([ys], device=src_ids.device), memory, src_ids)  # (1, T, d_model)
-        next_id = int(model.generator(hidden[:, -1]).argmax(-1))
-        ys.append(next_id)
-        if next_id == eos_id:
-            break
-    return ys
+    """<sos>, then the greedy tokens of ``decoding.greedy_decode``, then <eos> if the model ended the sentence."""
+    max_new = model.config.max_len - 1  # the decoder reads <sos> and all but the last generated token
+    (generated,) = greedy_decode(model, src_ids, sos_id=sos_id, eos_id=eos_id, max_len=max_new)
+    ended = len(generated) < max_new
+    return [sos_id, *generated, *([eos_id] if ended else [])]
 
 
 @dataclass
@@ -172,7 +164,7 @@ class Translation:
     """A sentence, what the model made of it, the attention maps behind it, and notes for the reader."""
 
     sentence: str
-    src_ids: list[int]  # what the encoder read, <sos> ... <eos>
+    src_ids: list[int]  # what the encoder read: the source vocabulary's encoding, as in training
     tgt_ids: list[int]  # <sos> and every generated token
     maps: AttentionMaps  # decoder side: the inputs that produced each generated token
     notes: list[str] = field(default_factory=list)
@@ -183,14 +175,10 @@ class Translation:
 
 
 def _source_ids(src_vocab: Vocabulary, sentence: str) -> list[int]:
-    """``encode`` the sentence and frame it with <sos> ... <eos> unless ``encode`` already did."""
+    """The sentence encoded exactly as the training data was (``src_vocab.encode``)."""
     ids = list(src_vocab.encode(sentence))
     if not ids:
         raise ValueError("sentence: nothing to translate: the tokenizer found no tokens in it")
-    if ids[0] != src_vocab.sos_id:
-        ids = [src_vocab.sos_id, *ids]
-    if ids[-1] != src_vocab.eos_id:
-        ids = [*ids, src_vocab.eos_id]
     return ids
 
 
@@ -223,10 +211,10 @@ def translate_sentence(
     max_len = model.config.max_len
     if len(ids) > max_len:
         notes.append(
-            f"The sentence is {len(ids)} tokens long (with <sos> and <eos>), but this model reads at most "
-            f"{max_len}: only the first {max_len - 1} were used, then <eos>."
+            f"The sentence is {len(ids)} tokens long, but this model reads at most {max_len}: "
+            f"only the first {max_len} were used."
         )
-        ids = [*ids[: max_len - 1], src_vocab.eos_id]
+        ids = ids[:max_len]
     device = next(model.parameters()).device
     src = torch.tensor([ids], device=device)  # (1, S)
     if translate is None:
