@@ -1,0 +1,47 @@
+"""The figures of the attention chapters, checked through their data."""
+
+from __future__ import annotations
+
+import pytest
+
+from transformer_lib.attention import causal_mask
+from transformer_lib.plots_attention import mask_figure, scaling_figure
+
+TOKENS = "Your cat is a lovely cat".split()
+
+
+def test_mask_figure_shows_the_mask_with_tokens():
+    fig = mask_figure(causal_mask(6), TOKENS, title="causal")
+    (trace,) = fig.data
+    assert [list(row) for row in trace.z] == [[int(j <= i) for j in range(6)] for i in range(6)]
+    assert list(fig.layout.xaxis.ticktext) == TOKENS and list(fig.layout.yaxis.ticktext) == TOKENS
+    assert "blocked" in trace.text[0][1] and "may attend" in trace.text[1][0]
+    assert fig.layout.title.text == "causal"
+
+
+def test_mask_figure_checks_its_arguments():
+    with pytest.raises(ValueError, match="queries: expected 6 tokens"):
+        mask_figure(causal_mask(6), TOKENS[:5])
+    with pytest.raises(ValueError, match="mask: expected a 2-d"):
+        mask_figure(causal_mask(6)[None], TOKENS)
+    with pytest.raises(TypeError, match="mask: expected a torch.Tensor"):
+        mask_figure([[True]], ["a"])
+
+
+def test_scaling_figure_menu_switches_measures():
+    measures = {"max weight": {"scaled": [0.5, 0.6], "not scaled": [0.7, 0.99]},
+                "gradient": {"scaled": [1.0, 1.1], "not scaled": [0.5, 0.01]}}
+    fig = scaling_figure([4, 16], measures, log_y=["gradient"])
+    assert [t.name for t in fig.data] == ["scaled", "not scaled"] * 2
+    assert [t.visible for t in fig.data] == [True, True, False, False]
+    first, second = fig.layout.updatemenus[0].buttons
+    assert second.args[0]["visible"] == [False, False, True, True]
+    assert second.args[1]["yaxis.type"] == "log" and first.args[1]["yaxis.type"] == "linear"
+    assert list(fig.data[3].y) == [0.5, 0.01] and list(fig.data[0].x) == [4, 16]
+
+
+def test_scaling_figure_checks_lengths():
+    with pytest.raises(ValueError, match="one per d_k"):
+        scaling_figure([4, 16], {"m": {"a": [1.0]}})
+    with pytest.raises(ValueError, match="d_ks"):
+        scaling_figure([], {"m": {"a": []}})
