@@ -1,7 +1,8 @@
-"""Figures of chapters 4 and 5: masks as tables, and what the sqrt(d_k) scaling changes.
+"""Figures and measures of chapters 4 and 5: masks as tables, what the sqrt(d_k) scaling
+changes, and how focused each attention head is.
 
 Attention maps of a trained model are drawn by :mod:`transformer_lib.visualization`; this
-module holds the figures specific to the two attention chapters. Both return plotly figures
+module holds what is specific to the two attention chapters. The figures are plotly figures
 that use the book's template; display them with ``visualization.show``.
 """
 
@@ -11,8 +12,11 @@ import html
 from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
+import torch
 from torch import Tensor
 
+from .attention import causal_mask
+from .capture import AttentionMaps
 from .visualization import BOOK_TEMPLATE
 
 
@@ -58,7 +62,7 @@ def mask_figure(mask: Tensor, queries: Sequence[str], keys: Sequence[str] | None
 
 
 def scaling_figure(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence[float]]],
-                   log_y: Sequence[str] = ()) -> go.Figure:
+                   log_y: Sequence[str] = (), title: str = "") -> go.Figure:
     """Curves against d_k (log axis), one measure at a time, picked with a dropdown in the browser.
 
     ``measures`` maps a measure's name (e.g. ``"largest softmax weight"``) to its curves, e.g.
@@ -90,10 +94,59 @@ def scaling_figure(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequ
                           {"yaxis.title.text": name, "yaxis.type": "log" if name in log_y else "linear"}])
                for m, name in enumerate(names)]
     fig.update_layout(
-        template=BOOK_TEMPLATE, height=440, margin=dict(t=110),
+        template=BOOK_TEMPLATE, height=440, margin=dict(t=110), title=dict(text=title, x=0.35),
         updatemenus=[dict(buttons=buttons, direction="down", x=0.0, y=1.2, xanchor="left", yanchor="bottom")],
         legend=dict(orientation="h", y=-0.25),
         xaxis=dict(type="log", title=dict(text="d_k (dimension of queries and keys)"), tickvals=d_ks),
         yaxis=dict(title=dict(text=names[0]), type="log" if names[0] in log_y else "linear"),
     )
     return fig
+
+
+def _row_statistics(weights: Tensor, visible: Tensor, self_attention: bool) -> dict[str, float]:
+    """Averages over the query rows of one head's (T_q, T_k) weights that see more than one key."""
+    n_visible = visible.sum(dim=-1).double()  # (T_q,)
+    rows = n_visible > 1
+    w = weights.double()
+    entropy = -(w * w.clamp_min(1e-30).log()).sum(dim=-1)  # 0 log 0 = 0
+    result = {"entropy": (entropy[rows] / n_visible[rows].log()).mean().item(),
+              "max weight": w.max(dim=-1).values[rows].mean().item()}
+    if self_attention:
+        positions = torch.arange(w.shape[0])
+        result["own"] = w[positions, positions][rows].mean().item()
+        previous = torch.cat([torch.zeros(1, dtype=w.dtype), w[positions[1:], positions[1:] - 1]])
+        result["previous"] = previous[rows].mean().item()
+    else:
+        result["own"] = result["previous"] = float("nan")
+    return result
+
+
+def head_statistics(maps: AttentionMaps, index: int = 0) -> list[dict[str, object]]:
+    """How focused each head of each layer is, for batch row ``index`` of ``maps``.
+
+    One dict per (attention kind, layer, head), averaged over the query rows that may see more
+    than one key (with a causal mask, the first row sees only itself):
+
+    * ``entropy``: of the row's weights, as a fraction of log(visible keys), the entropy of a
+      uniform row (0 = all weight on one key, 1 = spread evenly);
+    * ``max weight``: the largest weight of the row;
+    * ``own`` and ``previous``: in self-attention, the weight on the query's own position and on
+      the position before it (NaN in cross-attention, where queries and keys are different tokens).
+
+    Padding is not removed: pass one unpadded sentence per call.
+    """
+    if not isinstance(maps, AttentionMaps):
+        raise TypeError(f"maps: expected transformer_lib.capture.AttentionMaps, got {type(maps).__name__}")
+    rows = []
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        for layer, weights in enumerate(getattr(maps, kind)):  # (B, h, T_q, T_k)
+            if not 0 <= index < weights.shape[0]:
+                raise ValueError(f"index: expected a batch row in [0, {weights.shape[0]}), got {index}")
+            n_q, n_k = weights.shape[-2:]
+            visible = causal_mask(n_q, n_k) if kind == "decoder_self" else torch.ones(n_q, n_k, dtype=torch.bool)
+            for head in range(weights.shape[1]):
+                stats = _row_statistics(weights[index, head], visible, kind != "cross")
+                rows.append({"attention": kind, "layer": layer + 1, "head": head + 1, **stats})
+    if not rows:
+        raise ValueError("maps: no attention maps to measure")
+    return rows
