@@ -200,8 +200,13 @@ def translate_sentence(
     tgt_vocab: Vocabulary,
     sentence: str,
     translate: Translate | None = None,
+    frame_source: bool = True,
 ) -> Translation:
     """Translate ``sentence`` and capture every attention map of the final forward pass.
+
+    ``frame_source=True`` puts <sos> ... <eos> around the source ids (unless ``encode`` already
+    did); ``False`` feeds the encoder ``encode(sentence)`` as it is, which is what models trained
+    on ``transformer_lib.tokenization`` batches (such as ``pretrained.book_model()``) have seen.
 
     Raises ``ValueError`` for an empty sentence. Unknown words and a sentence longer than the
     model can read are not errors: they come back as ``notes`` (unknown words appear as the
@@ -219,14 +224,20 @@ def translate_sentence(
         listed = ", ".join(f"“{w}”" for w in dict.fromkeys(unknown))
         unk = src_vocab.itos[src_vocab.unk_id]
         notes.append(f"Not in the vocabulary, so the model reads them as {unk}: {listed}.")
-    ids = _source_ids(src_vocab, sentence)
+    ids = _source_ids(src_vocab, sentence) if frame_source else list(src_vocab.encode(sentence))
+    if not ids:
+        raise ValueError("sentence: nothing to translate: the tokenizer found no tokens in it")
     max_len = model.config.max_len
-    if len(ids) > max_len:
+    if len(ids) > max_len and frame_source:
         notes.append(
             f"The sentence is {len(ids)} tokens long (with <sos> and <eos>), but this model reads at most "
             f"{max_len}: only the first {max_len - 1} were used, then <eos>."
         )
         ids = [*ids[: max_len - 1], src_vocab.eos_id]
+    elif len(ids) > max_len:
+        notes.append(f"The sentence is {len(ids)} tokens long, but this model reads at most {max_len}: "
+                     f"only the first {max_len} were used.")
+        ids = ids[:max_len]
     device = next(model.parameters()).device
     src = torch.tensor([ids], device=device)  # (1, S)
     if translate is None:
@@ -496,10 +507,12 @@ class AttentionExplorer:
         tgt_vocab: Vocabulary,
         sentence: str = "",
         translate: Translate | None = None,
+        frame_source: bool = True,
     ) -> None:
         if not isinstance(model, Transformer):
             raise TypeError(f"model: expected a transformer_lib.models.Transformer, got {type(model).__name__}")
         self.model, self.src_vocab, self.tgt_vocab, self.translate = model, src_vocab, tgt_vocab, translate
+        self.frame_source = frame_source  # see translate_sentence
         self.result: Translation | None = None
         self._updating = False
         self.sentence = widgets.Text(value=sentence, placeholder="type a sentence, then Enter",
@@ -550,7 +563,8 @@ class AttentionExplorer:
         if not self.sentence.value.strip():
             self.messages.value = _message("Type a sentence above, then press Enter or Translate.", "info")
             return
-        result = translate_sentence(self.model, self.src_vocab, self.tgt_vocab, self.sentence.value, self.translate)
+        result = translate_sentence(self.model, self.src_vocab, self.tgt_vocab, self.sentence.value, self.translate,
+                                    frame_source=self.frame_source)
         self.result = result
         text = html.escape(result.output_text(self.tgt_vocab)) or "(nothing)"
         self.output_text.value = (f"<b>Model output:</b> {text} "
