@@ -76,6 +76,17 @@ def test_greedy_translation_matches_step_by_step_argmax(model: Transformer, tran
     assert logits.argmax(-1)[0].tolist() == ys[1:]
 
 
+def test_the_encoded_sentence_is_fed_as_it_is(model: Transformer) -> None:
+    result = viz.translate_sentence(model, SRC, TGT, "the cat sat on the mat")
+    assert result.src_ids == SRC.encode("the cat sat on the mat")
+    assert result.maps.src_tokens[0] == "the cat sat on the mat".split()
+    assert [a.shape[-1] for a in result.maps.cross] == [6]
+    long = viz.translate_sentence(model, SRC, TGT, " ".join(["cat"] * (MAX_LEN + 2)))
+    assert long.src_ids == [SRC.stoi["cat"]] * MAX_LEN and "only the first 10 were used" in long.notes[0]
+    explorer = viz.AttentionExplorer(model, SRC, TGT, sentence="the cat")
+    assert explorer.result is not None and explorer.result.src_ids == SRC.encode("the cat")
+
+
 def test_encode_that_adds_specials_is_not_framed_twice(model: Transformer) -> None:
     src = ToyVocab("the cat sat on a mat dog ran".split(), specials_in_encode=True)
     result = viz.translate_sentence(model, src, TGT, "the cat")

@@ -191,6 +191,9 @@ def translate_sentence(
 ) -> Translation:
     """Translate ``sentence`` and capture every attention map of the final forward pass.
 
+    The encoder reads ``src_vocab.encode(sentence)`` as it is, which is what models trained on
+    ``transformer_lib.tokenization`` batches (such as ``pretrained.book_model()``) have seen.
+
     Raises ``ValueError`` for an empty sentence. Unknown words and a sentence longer than the
     model can read are not errors: they come back as ``notes`` (unknown words appear as the
     unknown token; a long sentence is cut to ``model.config.max_len`` tokens).
