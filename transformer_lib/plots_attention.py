@@ -94,7 +94,7 @@ def scaling_figure(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequ
                           {"yaxis.title.text": name, "yaxis.type": "log" if name in log_y else "linear"}])
                for m, name in enumerate(names)]
     fig.update_layout(
-        template=BOOK_TEMPLATE, height=440, margin=dict(t=110), title=dict(text=title, x=0.35),
+        template=BOOK_TEMPLATE, height=440, margin=dict(t=110), title=dict(text=title, x=0.98, xanchor="right"),
         updatemenus=[dict(buttons=buttons, direction="down", x=0.0, y=1.2, xanchor="left", yanchor="bottom")],
         legend=dict(orientation="h", y=-0.25),
         xaxis=dict(type="log", title=dict(text="d_k (dimension of queries and keys)"), tickvals=d_ks),
