@@ -23,3 +23,13 @@ def test_embedding_scatter_checks_shapes():
         embedding_scatter_figure(np.zeros((3, 3)), ["a", "b", "c"], {"g": ["x", "y", "z"]})
     with pytest.raises(ValueError, match="groupings"):
         embedding_scatter_figure(np.zeros((3, 2)), ["a", "b", "c"], {"g": ["x"]})
+
+
+def test_french_word_labels_from_the_lexicon():
+    from transformer_lib.plots_embeddings import french_word_labels
+
+    labels = french_word_labels(["chat", "chattes", "vertes", "rouge", "mangent", "la", "sur", "<pad>", "souris"])
+    assert labels["part of speech"] == ["noun", None, "adjective", "adjective", "verb", "determiner",
+                                        "preposition", None, "noun"]
+    assert labels["gender"] == ["masculine", None, "feminine", None, None, "feminine", None, None, "feminine"]
+    assert labels["number"] == ["singular", None, "plural", "singular", "plural", "singular", None, None, None]

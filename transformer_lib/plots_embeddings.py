@@ -65,3 +65,57 @@ def embedding_scatter_figure(
         margin=dict(t=110),
     )
     return fig
+
+
+def _merge(table: dict[str, str | None], word: str, label: str) -> None:
+    """Record ``label`` for ``word``; a word met with two different labels gets None (ambiguous)."""
+    if word in table and table[word] != label:
+        table[word] = None
+    else:
+        table.setdefault(word, label)
+
+
+def french_word_labels(words: Sequence[str]) -> dict[str, list[str | None]]:
+    """Gender, number and part of speech of French words, read from the corpus's lexicon tables.
+
+    Returns ``{"part of speech": [...], "gender": [...], "number": [...]}``, one label per word:
+    ``None`` where the lexicon says nothing (e.g. the gender of a verb) or is ambiguous ("rouge"
+    is masculine and feminine; "souris" singular and plural).
+    """
+    from .corpus import ADJECTIVES, DETERMINERS, NOUNS, PREPOSITIONS, PRONOUNS, VERBS
+
+    pos: dict[str, str | None] = {}
+    gender: dict[str, str | None] = {}
+    number: dict[str, str | None] = {}
+    for noun in NOUNS.values():
+        for word, plural in ((noun.fr, False), (noun.fr_plural, True)):
+            _merge(pos, word, "noun")
+            _merge(gender, word, "masculine" if noun.gender == "m" else "feminine")
+            _merge(number, word, "plural" if plural else "singular")
+    for adjective in ADJECTIVES.values():
+        for word, g, n in zip(adjective.forms, "mfmf", "sspp", strict=True):
+            _merge(pos, word, "adjective")
+            _merge(gender, word, "masculine" if g == "m" else "feminine")
+            _merge(number, word, "plural" if n == "p" else "singular")
+    for verb in VERBS.values():
+        for person, word in enumerate(verb.fr):
+            _merge(pos, word, "verb")
+            _merge(number, word, "plural" if person >= 3 else "singular")
+    for masculine, feminine, plural in DETERMINERS.values():
+        for word, g in ((masculine, "masculine"), (feminine, "feminine")):
+            _merge(pos, word, "determiner")
+            _merge(gender, word, g)
+            _merge(number, word, "singular")
+        if plural is not None:
+            _merge(pos, plural, "determiner")
+            _merge(number, plural, "plural")
+    for french, person, _ in PRONOUNS.values():
+        _merge(pos, french, "pronoun")
+        _merge(number, french, "plural" if person >= 3 else "singular")
+    for preposition in PREPOSITIONS.values():
+        for word in preposition.fr.split():
+            _merge(pos, word, "preposition")
+    if isinstance(words, str):
+        raise TypeError("words: expected a sequence of words, got a str")
+    return {"part of speech": [pos.get(w) for w in words], "gender": [gender.get(w) for w in words],
+            "number": [number.get(w) for w in words]}
