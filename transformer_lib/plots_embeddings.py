@@ -19,7 +19,7 @@ def embedding_scatter_figure(
     groupings: Mapping[str, Sequence[str | None]],
     title: str = "Embeddings projected to two dimensions",
 ) -> go.Figure:
-    """A 2-D scatter of word vectors, hover shows the word, a dropdown picks what colours the points.
+    """A 2-D scatter of word vectors (hover over a point for its word), a dropdown picks what colours them.
 
     ``points`` is (n_words, 2); ``groupings`` maps a name ("gender", "part of speech") to one
     label per word, ``None`` for a word the grouping does not apply to (drawn small and grey).
@@ -46,8 +46,7 @@ def embedding_scatter_figure(
             rows = [n for n, label in enumerate(names) if label == value]
             other = value == OTHER
             fig.add_trace(go.Scatter(
-                x=points[rows, 0], y=points[rows, 1], mode="markers+text" if not other else "markers",
-                text=[words[n] for n in rows], textposition="top center", textfont=dict(size=10),
+                x=points[rows, 0], y=points[rows, 1], mode="markers", text=[words[n] for n in rows],
                 name=value, visible=name == first, legendgroup=name,
                 marker=dict(size=5 if other else 8, color="#bbbbbb" if other else _COLOURS[i % len(_COLOURS)]),
                 hovertemplate=f"%{{text}}<br>{name}: {value}<extra></extra>",
