@@ -84,3 +84,22 @@ def test_torch_recurrent_modules_work_with_the_gradient_helper():
 def test_bad_inputs(bad, exc, match):
     with pytest.raises(exc, match=match):
         VanillaRNN(3, 4)(bad)
+
+
+def test_forget_bias_opens_the_forget_gate_and_keeps_gradient():
+    torch.manual_seed(0)
+    plain = LSTM(4, 8)
+    torch.manual_seed(0)
+    biased = LSTM(4, 8, forget_bias=3.0)
+    difference = (biased.input_gates.bias - plain.input_gates.bias).detach()
+    torch.testing.assert_close(difference[8:16], torch.full((8,), 3.0))
+    assert difference[:8].abs().max() == 0 and difference[16:].abs().max() == 0
+    x = torch.randn(2, 30, 4, dtype=torch.float64)
+    far_plain = gradient_norms_through_time(plain.double(), x)[0]
+    far_biased = gradient_norms_through_time(biased.double(), x)[0]
+    assert far_biased > 100 * far_plain
+
+
+def test_forget_bias_must_be_a_number():
+    with pytest.raises(TypeError, match="forget_bias"):
+        LSTM(4, 8, forget_bias="1")

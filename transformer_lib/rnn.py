@@ -63,14 +63,24 @@ class VanillaRNN(nn.Module):
 
 class LSTM(nn.Module):
     """The long short-term memory cell (Hochreiter & Schmidhuber 1997), step by step,
-    with the gate order of ``torch.nn.LSTM``: input, forget, cell candidate, output."""
+    with the gate order of ``torch.nn.LSTM``: input, forget, cell candidate, output.
 
-    def __init__(self, input_size: int, hidden_size: int) -> None:
+    ``forget_bias`` is added to the forget gate's bias at initialisation: a positive value
+    starts the gate open (sigmoid(f) near 1), so the cell state, and its gradient, is
+    carried across many steps from the start (Gers et al. 2000; Jozefowicz et al. 2015
+    recommend 1). The default 0 keeps ``torch.nn.LSTM``'s initialisation.
+    """
+
+    def __init__(self, input_size: int, hidden_size: int, forget_bias: float = 0.0) -> None:
         super().__init__()
         self.input_size = check_positive_int("input_size", input_size)
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
+        if isinstance(forget_bias, bool) or not isinstance(forget_bias, int | float):
+            raise TypeError(f"forget_bias: expected a number, got {type(forget_bias).__name__} {forget_bias!r}")
         self.input_gates = nn.Linear(input_size, 4 * hidden_size)
         self.hidden_gates = nn.Linear(hidden_size, 4 * hidden_size)
+        with torch.no_grad():
+            self.input_gates.bias[hidden_size : 2 * hidden_size] += forget_bias  # the forget gate's slice
 
     def forward(
         self, x: Tensor, state: tuple[Tensor, Tensor] | None = None
