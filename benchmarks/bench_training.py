@@ -1,0 +1,262 @@
+"""Training step: transformer_lib.models.Transformer against torch.nn.Transformer, and against the machine.
+
+Both models get the same configuration, the same batch and the same optimiser, and a
+training step is the whole of it: forward, cross-entropy loss, backward, Adam step. The
+two are timed alternately in one run (see ``harness.alternate``), and with them a large
+matrix product, whose rate is the machine's practical peak: the fraction of it that the
+training step reaches is its model FLOPs utilisation (MFU).
+
+Run alone: ``python benchmarks/bench_training.py [--device cuda] [--quick]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import warnings
+from statistics import median
+
+import harness
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+from torch.utils.flop_counter import FlopCounterMode
+
+from transformer_lib.config import TransformerConfig, count_parameters
+from transformer_lib.models import Transformer
+from transformer_lib.positional_encoding import sinusoidal_table
+
+# PyTorch's nn.Transformer warns that its inference fast path (nested tensors) is off in post-norm training.
+warnings.filterwarnings("ignore", message="enable_nested_tensor is True")
+
+
+class TorchTransformer(nn.Module):
+    """torch.nn.Transformer with the same embeddings, positions, dropout and output layer as ours.
+
+    To compute exactly what our model computes: the attention-weight dropout is set to
+    ``config.attention_dropout`` (nn.Transformer would use ``dropout``), the dropout inside
+    the feed-forward network is removed (the paper has none there), and a post-norm stack
+    loses the final LayerNorm that nn.Transformer always appends (the paper has none).
+    """
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.src_embed = nn.Embedding(config.src_vocab_size, config.d_model)
+        self.tgt_embed = nn.Embedding(config.tgt_vocab_size, config.d_model)
+        self.register_buffer("table", sinusoidal_table(config.max_len, config.d_model), persistent=False)
+        self.dropout = nn.Dropout(config.dropout)
+        self.transformer = nn.Transformer(
+            d_model=config.d_model, nhead=config.n_heads, num_encoder_layers=config.n_encoder_layers,
+            num_decoder_layers=config.n_decoder_layers, dim_feedforward=config.d_ff, dropout=config.dropout,
+            activation=config.activation, layer_norm_eps=config.layer_norm_eps, batch_first=True,
+            norm_first=config.norm_first,
+        )
+        for layer in [*self.transformer.encoder.layers, *self.transformer.decoder.layers]:
+            layer.dropout = nn.Identity()  # the dropout between the two linear layers of the FFN
+            for attention in (layer.self_attn, getattr(layer, "multihead_attn", None)):
+                if attention is not None:
+                    attention.dropout = config.attention_dropout
+        if not config.norm_first:
+            self.transformer.encoder.norm = None
+            self.transformer.decoder.norm = None
+        self.generator = nn.Linear(config.d_model, config.tgt_vocab_size)
+        if config.share_source_target_embedding:
+            self.src_embed.weight = self.tgt_embed.weight
+        if config.tie_output_embedding:
+            self.generator.weight = self.tgt_embed.weight
+
+    def embed(self, embedding: nn.Embedding, ids: Tensor) -> Tensor:
+        x = embedding(ids) * math.sqrt(self.config.d_model) + self.table[: ids.shape[1]]
+        return self.dropout(x)
+
+    def forward(self, src_ids: Tensor, tgt_ids: Tensor) -> Tensor:
+        pad = self.config.pad_id
+        length = tgt_ids.shape[1]
+        # PyTorch's masks are True where attention is NOT allowed (ours are the opposite).
+        future = torch.ones(length, length, dtype=torch.bool, device=tgt_ids.device).triu(1)
+        hidden = self.transformer(
+            self.embed(self.src_embed, src_ids), self.embed(self.tgt_embed, tgt_ids), tgt_mask=future,
+            src_key_padding_mask=src_ids == pad, tgt_key_padding_mask=tgt_ids == pad,
+            memory_key_padding_mask=src_ids == pad,
+        )
+        return self.generator(hidden)
+
+
+def make_batch(config: TransformerConfig, batch: int, length: int, device: torch.device, seed: int = 0):
+    """Source, decoder input and target ids with padding at the end of some sequences (lengths
+    between length/2 and length), as a real batch of sentences has."""
+    generator = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(length // 2, length + 1, (batch,), generator=generator)
+    lengths[0] = length
+    real = torch.arange(length)[None, :] < lengths[:, None]
+
+    def ids(vocab: int) -> Tensor:
+        x = torch.randint(1, vocab, (batch, length + 1), generator=generator)
+        return x.masked_fill(~torch.cat([real, real[:, -1:]], dim=1), config.pad_id)
+
+    src = ids(config.src_vocab_size)[:, :length]
+    tgt = ids(config.tgt_vocab_size)
+    return src.to(device), tgt[:, :-1].contiguous().to(device), tgt[:, 1:].contiguous().to(device)
+
+
+def training_step_fn(model: nn.Module, batch, device: torch.device):
+    """A closure doing one full step: forward, loss, backward, optimiser step."""
+    src, tgt_in, tgt_out = batch
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    pad = model.config.pad_id
+    use_bf16 = device.type == "cuda"  # bf16 autocast on a GPU, plain float32 on the CPU
+
+    def step() -> None:
+        optimizer.zero_grad(set_to_none=True)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16):
+            logits = model(src, tgt_in)
+        loss = F.cross_entropy(logits.float().flatten(0, 1), tgt_out.flatten(), ignore_index=pad)
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def formula_flops(config: TransformerConfig, batch: int, src_len: int, tgt_len: int) -> dict:
+    """Floating-point operations of one training step, counted from the matrix products.
+
+    A product of an (m x k) by a (k x n) matrix costs 2 m k n operations. Per token, with
+    d = d_model, f = d_ff, S = source and T = target length, V = target vocabulary:
+
+    * encoder layer, per source token: Q, K, V, O projections 4 * 2 d^2, feed-forward
+      2 * 2 d f, attention scores Q K^T 2 S d and weights times V 2 S d;
+    * decoder layer, per target token: self-attention 8 d^2 + 4 T d, cross-attention
+      Q and O 4 d^2 + 4 S d, feed-forward 4 d f; per source token, the cross-attention K
+      and V projections of the encoder output, 4 d^2;
+    * the output layer, per target token: 2 d V. Embedding look-ups cost no products.
+
+    The backward pass costs twice the forward (one product for the gradient of each input,
+    one for the gradient of each weight), so a training step is 3 x forward. Attention is
+    counted in full (T x T), as the fused kernels compute it, although the causal mask
+    hides half of it. LayerNorm, softmax, dropout and the optimiser are not counted.
+    """
+    d, f, V = config.d_model, config.d_ff, config.tgt_vocab_size
+    S, T = src_len, tgt_len
+    encoder = config.n_encoder_layers * S * (8 * d * d + 4 * d * f + 4 * S * d)
+    decoder = config.n_decoder_layers * (T * (12 * d * d + 4 * d * f + 4 * T * d + 4 * S * d) + S * 4 * d * d)
+    output = T * 2 * d * V
+    forward = batch * (encoder + decoder + output)
+    return {"forward": forward, "training_step": 3 * forward}
+
+
+def counted_flops(step_model: nn.Module, batch) -> int:
+    """The same count taken by PyTorch: FlopCounterMode adds up the matrix products (and the
+    fused attention kernels) actually dispatched in one forward + backward."""
+    src, tgt_in, tgt_out = batch
+    with FlopCounterMode(display=False) as counter:
+        logits = step_model(src, tgt_in)
+        F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=step_model.config.pad_id).backward()
+    step_model.zero_grad(set_to_none=True)
+    return counter.get_total_flops()
+
+
+def compare(name: str, config: TransformerConfig, batch_size: int, length: int, device: torch.device,
+            rounds: int, min_run_time: float) -> dict:
+    torch.manual_seed(0)
+    ours = Transformer(config).to(device).train()
+    theirs = TorchTransformer(config).to(device).train()
+    batch = make_batch(config, batch_size, length, device)
+    tokens = 2 * batch_size * length  # source + target positions per step, padding included
+    matmul_dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    a = torch.randn(2048, 2048, device=device, dtype=matmul_dtype)
+    b = torch.randn(2048, 2048, device=device, dtype=matmul_dtype)
+
+    step_ours = training_step_fn(ours, batch, device)
+    step_theirs = training_step_fn(theirs, batch, device)
+    for _ in range(3):  # warm-up: first calls allocate and pick kernels
+        step_ours()
+        step_theirs()
+    harness.synchronize(device)
+
+    times = harness.alternate(
+        {"ours": step_ours, "torch": step_theirs, "matmul_2048": lambda: torch.mm(a, b)}, rounds, min_run_time
+    )
+    ratios = [t / o for o, t in zip(times["ours"], times["torch"], strict=True)]
+    peak = [2 * 2048**3 / s for s in times["matmul_2048"]]
+
+    flops = formula_flops(config, batch_size, length, length)
+    counted = counted_flops(ours, batch)
+    counted_theirs = counted_flops(theirs, batch)
+    mfu = [flops["training_step"] / o / p for o, p in zip(times["ours"], peak, strict=True)]
+    mfu_theirs = [flops["training_step"] / t / p for t, p in zip(times["torch"], peak, strict=True)]
+    return {
+        "name": name,
+        "config": {k: v for k, v in vars(config).items()},
+        "batch_size": batch_size,
+        "src_len": length,
+        "tgt_len": length,
+        "tokens_per_step": tokens,
+        "parameters": {"ours": count_parameters(ours), "torch": count_parameters(theirs)},
+        "dtype": "bfloat16 autocast" if device.type == "cuda" else "float32",
+        "step_seconds": {k: harness.summary(v) for k, v in times.items() if k != "matmul_2048"},
+        "tokens_per_second": {
+            "ours": harness.summary([tokens / s for s in times["ours"]]),
+            "torch": harness.summary([tokens / s for s in times["torch"]]),
+        },
+        "ratio_ours_over_torch": harness.summary(ratios),
+        "ratio_per_round": ratios,
+        "peak_matmul_flops": harness.summary(peak),
+        "flops": {
+            "formula_forward": flops["forward"],
+            "formula_training_step": flops["training_step"],
+            "counted_forward_backward_ours": counted,
+            "counted_forward_backward_torch": counted_theirs,
+            "formula_over_counted": flops["training_step"] / counted,
+        },
+        "model_flops_per_second": {
+            "ours": harness.summary([flops["training_step"] / s for s in times["ours"]]),
+            "torch": harness.summary([flops["training_step"] / s for s in times["torch"]]),
+        },
+        "mfu": {"ours": harness.summary(mfu), "torch": harness.summary(mfu_theirs)},
+    }
+
+
+def configurations(quick: bool) -> list[tuple[str, TransformerConfig, int, int]]:
+    """(name, config, batch size, sequence length) of the comparisons."""
+    small = TransformerConfig.preset("small")
+    # The paper's base model with a smaller vocabulary, so that the layers, not the output
+    # layer, dominate; embeddings shared and tied as in the paper.
+    base = TransformerConfig.preset("base", src_vocab_size=8000, tgt_vocab_size=8000)
+    return [
+        ("small", small, 32, 32),
+        ("base (vocabulary 8000)", base, 8 if quick else 16, 32),
+    ]
+
+
+def run(device: torch.device, quick: bool = False) -> list[dict]:
+    rounds, min_run_time = (3, 0.3) if quick else (7, 1.0)
+    return [compare(name, config, batch, length, device, rounds, min_run_time)
+            for name, config, batch, length in configurations(quick)]
+
+
+def print_table(results: list[dict]) -> None:
+    print("\nTraining step (forward + loss + backward + Adam), tokens/s, median [IQR] over alternated rounds")
+    print(f"{'model':<24}{'ours':>18}{'nn.Transformer':>20}{'ratio':>16}{'MFU ours':>10}{'MFU torch':>10}")
+    for r in results:
+        o, t, q = r["tokens_per_second"]["ours"], r["tokens_per_second"]["torch"], r["ratio_ours_over_torch"]
+        print(f"{r['name']:<24}{o['median']:>10.0f} [{o['iqr']:>5.0f}]{t['median']:>12.0f} [{t['iqr']:>5.0f}]"
+              f"{q['median']:>9.3f} [{q['iqr']:.3f}]{r['mfu']['ours']['median']:>10.1%}"
+              f"{r['mfu']['torch']['median']:>10.1%}")
+    for r in results:
+        f = r["flops"]
+        print(f"{r['name']}: {f['formula_training_step'] / 1e9:.2f} GFLOP per step by the formula, "
+              f"{f['counted_forward_backward_ours'] / 1e9:.2f} counted by FlopCounterMode "
+              f"(formula / counted = {f['formula_over_counted']:.3f}); peak matmul "
+              f"{r['peak_matmul_flops']['median'] / 1e9:.1f} GFLOP/s")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
+    args = parser.parse_args()
+    harness.set_threads()
+    results = run(torch.device(args.device), args.quick)
+    print_table(results)
+    print("median of per-round ratios:", [round(median(r["ratio_per_round"]), 3) for r in results])
