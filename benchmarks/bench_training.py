@@ -26,8 +26,9 @@ from transformer_lib.config import TransformerConfig, count_parameters
 from transformer_lib.models import Transformer
 from transformer_lib.positional_encoding import sinusoidal_table
 
-# PyTorch's nn.Transformer warns that its inference fast path (nested tensors) is off in post-norm training.
+# PyTorch's nn.Transformer warns about its inference fast path (nested tensors).
 warnings.filterwarnings("ignore", message="enable_nested_tensor is True")
+warnings.filterwarnings("ignore", message="The PyTorch API of nested tensors is in prototype stage")
 
 
 class TorchTransformer(nn.Module):
@@ -83,6 +84,41 @@ class TorchTransformer(nn.Module):
         return self.generator(hidden)
 
 
+@torch.no_grad()
+def copy_weights(ours: Transformer, theirs: TorchTransformer) -> None:
+    """Give nn.Transformer our weights, so that both models compute the same numbers.
+
+    Same numbers matter for speed too: with nn.Embedding's N(0, 1) initialisation shared with
+    the output layer, the logits are so large that a fifth of their gradients are denormal
+    floats, on which a CPU multiplies many times more slowly.
+    """
+
+    def attention(a, b: nn.MultiheadAttention) -> None:
+        b.in_proj_weight.copy_(torch.cat([a.w_q.weight, a.w_k.weight, a.w_v.weight]))
+        b.in_proj_bias.copy_(torch.cat([a.w_q.bias, a.w_k.bias, a.w_v.bias]))
+        b.out_proj.load_state_dict(a.w_o.state_dict())
+
+    def common(a, b, norms) -> None:
+        b.linear1.load_state_dict(a.feed_forward.linear1.state_dict())
+        b.linear2.load_state_dict(a.feed_forward.linear2.state_dict())
+        for i, residual in enumerate(norms, start=1):  # norm1, norm2 (and norm3 in a decoder layer)
+            getattr(b, f"norm{i}").load_state_dict(residual.norm.state_dict())
+
+    theirs.src_embed.weight.copy_(ours.src_embed.token.embedding.weight)
+    theirs.tgt_embed.weight.copy_(ours.tgt_embed.token.embedding.weight)
+    theirs.generator.load_state_dict(ours.generator.state_dict())
+    for a, b in zip(ours.encoder.layers, theirs.transformer.encoder.layers, strict=True):
+        attention(a.self_attn, b.self_attn)
+        common(a, b, (a.attn_residual, a.ff_residual))
+    for a, b in zip(ours.decoder.layers, theirs.transformer.decoder.layers, strict=True):
+        attention(a.self_attn, b.self_attn)
+        attention(a.cross_attn, b.multihead_attn)
+        common(a, b, (a.self_residual, a.cross_residual, a.ff_residual))
+    for a, b in ((ours.encoder, theirs.transformer.encoder), (ours.decoder, theirs.transformer.decoder)):
+        if a.final_norm is not None:
+            b.norm.load_state_dict(a.final_norm.state_dict())
+
+
 def make_batch(config: TransformerConfig, batch: int, length: int, device: torch.device, seed: int = 0):
     """Source, decoder input and target ids with padding at the end of some sequences (lengths
     between length/2 and length), as a real batch of sentences has."""
@@ -125,10 +161,10 @@ def formula_flops(config: TransformerConfig, batch: int, src_len: int, tgt_len: 
     d = d_model, f = d_ff, S = source and T = target length, V = target vocabulary:
 
     * encoder layer, per source token: Q, K, V, O projections 4 * 2 d^2, feed-forward
-      2 * 2 d f, attention scores Q K^T 2 S d and weights times V 2 S d;
-    * decoder layer, per target token: self-attention 8 d^2 + 4 T d, cross-attention
-      Q and O 4 d^2 + 4 S d, feed-forward 4 d f; per source token, the cross-attention K
-      and V projections of the encoder output, 4 d^2;
+      2 * 2 d f; attention, scores Q K^T 2 S d and weights times V 2 S d;
+    * decoder layer, per target token: self-attention projections 8 d^2, cross-attention
+      Q and O 4 d^2, feed-forward 4 d f; per source token, the cross-attention K and V
+      projections of the encoder output, 4 d^2; attention, 4 T d (self) + 4 S d (cross);
     * the output layer, per target token: 2 d V. Embedding look-ups cost no products.
 
     The backward pass costs twice the forward (one product for the gradient of each input,
@@ -138,34 +174,50 @@ def formula_flops(config: TransformerConfig, batch: int, src_len: int, tgt_len: 
     """
     d, f, V = config.d_model, config.d_ff, config.tgt_vocab_size
     S, T = src_len, tgt_len
-    encoder = config.n_encoder_layers * S * (8 * d * d + 4 * d * f + 4 * S * d)
-    decoder = config.n_decoder_layers * (T * (12 * d * d + 4 * d * f + 4 * T * d + 4 * S * d) + S * 4 * d * d)
-    output = T * 2 * d * V
-    forward = batch * (encoder + decoder + output)
-    return {"forward": forward, "training_step": 3 * forward}
+    n_enc, n_dec = config.n_encoder_layers, config.n_decoder_layers
+    encoder = n_enc * S * (8 * d * d + 4 * d * f)
+    decoder = n_dec * (T * (12 * d * d + 4 * d * f) + S * 4 * d * d)
+    linear = encoder + decoder + T * 2 * d * V
+    attention = n_enc * S * 4 * S * d + n_dec * T * (4 * T * d + 4 * S * d)
+    return {
+        "forward": batch * (linear + attention),
+        "training_step": 3 * batch * (linear + attention),
+        "training_step_without_attention": 3 * batch * linear,
+    }
 
 
-def counted_flops(step_model: nn.Module, batch) -> int:
-    """The same count taken by PyTorch: FlopCounterMode adds up the matrix products (and the
-    fused attention kernels) actually dispatched in one forward + backward."""
+def counted_flops(step_model: nn.Module, batch) -> tuple[int, bool]:
+    """The same count taken by PyTorch: FlopCounterMode adds up the matrix products (and, on a
+    GPU, the fused attention kernels) actually dispatched in one forward + backward.
+
+    Returns (operations, whether attention was counted): PyTorch has no formula for the CPU's
+    fused attention kernel, so on the CPU it counts the other products only."""
     src, tgt_in, tgt_out = batch
     with FlopCounterMode(display=False) as counter:
         logits = step_model(src, tgt_in)
         F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=step_model.config.pad_id).backward()
     step_model.zero_grad(set_to_none=True)
-    return counter.get_total_flops()
+    operators = counter.get_flop_counts()["Global"]
+    return counter.get_total_flops(), any("scaled_dot_product" in str(op) for op in operators)
 
 
 def compare(name: str, config: TransformerConfig, batch_size: int, length: int, device: torch.device,
             rounds: int, min_run_time: float) -> dict:
     torch.manual_seed(0)
-    ours = Transformer(config).to(device).train()
-    theirs = TorchTransformer(config).to(device).train()
+    ours = Transformer(config).to(device)
+    theirs = TorchTransformer(config).to(device)
+    copy_weights(ours, theirs)
     batch = make_batch(config, batch_size, length, device)
+    with torch.no_grad():  # without dropout, the two must agree: the same model, computed twice
+        max_difference = (ours.eval()(*batch[:2]) - theirs.eval()(*batch[:2])).abs().max().item()
+    assert max_difference < 1e-3, f"{name}: our logits differ from nn.Transformer's by {max_difference}"
+    ours.train()
+    theirs.train()
     tokens = 2 * batch_size * length  # source + target positions per step, padding included
-    matmul_dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
-    a = torch.randn(2048, 2048, device=device, dtype=matmul_dtype)
-    b = torch.randn(2048, 2048, device=device, dtype=matmul_dtype)
+    # The peak: float32 on the CPU; bf16 on a GPU, with a product large enough to fill it.
+    matmul_dtype, n = (torch.bfloat16, 8192) if device.type == "cuda" else (torch.float32, 2048)
+    a = torch.randn(n, n, device=device, dtype=matmul_dtype)
+    b = torch.randn(n, n, device=device, dtype=matmul_dtype)
 
     step_ours = training_step_fn(ours, batch, device)
     step_theirs = training_step_fn(theirs, batch, device)
@@ -175,14 +227,15 @@ def compare(name: str, config: TransformerConfig, batch_size: int, length: int, 
     harness.synchronize(device)
 
     times = harness.alternate(
-        {"ours": step_ours, "torch": step_theirs, "matmul_2048": lambda: torch.mm(a, b)}, rounds, min_run_time
+        {"ours": step_ours, "torch": step_theirs, "matmul": lambda: torch.mm(a, b)}, rounds, min_run_time
     )
     ratios = [t / o for o, t in zip(times["ours"], times["torch"], strict=True)]
-    peak = [2 * 2048**3 / s for s in times["matmul_2048"]]
+    peak = [2 * n**3 / s for s in times["matmul"]]
 
     flops = formula_flops(config, batch_size, length, length)
-    counted = counted_flops(ours, batch)
-    counted_theirs = counted_flops(theirs, batch)
+    counted, with_attention = counted_flops(ours, batch)
+    counted_theirs, _ = counted_flops(theirs, batch)
+    comparable = flops["training_step"] if with_attention else flops["training_step_without_attention"]
     mfu = [flops["training_step"] / o / p for o, p in zip(times["ours"], peak, strict=True)]
     mfu_theirs = [flops["training_step"] / t / p for t, p in zip(times["torch"], peak, strict=True)]
     return {
@@ -193,21 +246,25 @@ def compare(name: str, config: TransformerConfig, batch_size: int, length: int, 
         "tgt_len": length,
         "tokens_per_step": tokens,
         "parameters": {"ours": count_parameters(ours), "torch": count_parameters(theirs)},
+        "max_logit_difference_without_dropout": max_difference,
         "dtype": "bfloat16 autocast" if device.type == "cuda" else "float32",
-        "step_seconds": {k: harness.summary(v) for k, v in times.items() if k != "matmul_2048"},
+        "step_seconds": {k: harness.summary(v) for k, v in times.items() if k != "matmul"},
         "tokens_per_second": {
             "ours": harness.summary([tokens / s for s in times["ours"]]),
             "torch": harness.summary([tokens / s for s in times["torch"]]),
         },
         "ratio_ours_over_torch": harness.summary(ratios),
         "ratio_per_round": ratios,
-        "peak_matmul_flops": harness.summary(peak),
+        "peak_matmul": {"size": n, "dtype": str(matmul_dtype).replace("torch.", ""),
+                        "flops_per_second": harness.summary(peak)},
         "flops": {
             "formula_forward": flops["forward"],
             "formula_training_step": flops["training_step"],
+            "formula_training_step_without_attention": flops["training_step_without_attention"],
             "counted_forward_backward_ours": counted,
             "counted_forward_backward_torch": counted_theirs,
-            "formula_over_counted": flops["training_step"] / counted,
+            "counter_includes_attention": with_attention,
+            "formula_over_counted": comparable / counted,
         },
         "model_flops_per_second": {
             "ours": harness.summary([flops["training_step"] / s for s in times["ours"]]),
@@ -244,19 +301,27 @@ def print_table(results: list[dict]) -> None:
               f"{q['median']:>9.3f} [{q['iqr']:.3f}]{r['mfu']['ours']['median']:>10.1%}"
               f"{r['mfu']['torch']['median']:>10.1%}")
     for r in results:
-        f = r["flops"]
+        f, peak = r["flops"], r["peak_matmul"]
+        counted = "" if f["counter_includes_attention"] else ", attention excluded as the counter has no CPU formula"
         print(f"{r['name']}: {f['formula_training_step'] / 1e9:.2f} GFLOP per step by the formula, "
               f"{f['counted_forward_backward_ours'] / 1e9:.2f} counted by FlopCounterMode "
-              f"(formula / counted = {f['formula_over_counted']:.3f}); peak matmul "
-              f"{r['peak_matmul_flops']['median'] / 1e9:.1f} GFLOP/s")
+              f"(formula / counted = {f['formula_over_counted']:.4f}{counted}); peak {peak['dtype']} "
+              f"matmul ({peak['size']}) {peak['flops_per_second']['median'] / 1e9:.1f} GFLOP/s")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
+    parser.add_argument("--threads", type=int, default=None, help="default: all cores")
+    parser.add_argument("--cpu-time", action="store_true", help="time with the process's CPU time")
     args = parser.parse_args()
-    harness.set_threads()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    else:
+        harness.set_threads()
+    if args.cpu_time:
+        harness.use_cpu_time()
     results = run(torch.device(args.device), args.quick)
     print_table(results)
     print("median of per-round ratios:", [round(median(r["ratio_per_round"]), 3) for r in results])
