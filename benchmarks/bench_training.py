@@ -274,6 +274,54 @@ def compare(name: str, config: TransformerConfig, batch_size: int, length: int, 
     }
 
 
+def denormal_gradients(model: nn.Module, batch) -> Tensor:
+    """The gradient of the loss with respect to the logits, (tokens, vocabulary)."""
+    src, tgt_in, tgt_out = batch
+    logits = model(src, tgt_in)
+    logits.retain_grad()
+    F.cross_entropy(logits.flatten(0, 1), tgt_out.flatten(), ignore_index=model.config.pad_id).backward()
+    return logits.grad.flatten(0, 1)
+
+
+def denormal_slowdown(device: torch.device, quick: bool = False) -> dict:
+    """Why the reference model must get our weights: with its own initialisation, nn.Embedding's
+    N(0, 1), shared with the output layer, a part of the logits' gradients are denormal floats
+    (below 1.2e-38 in float32), and a CPU multiplies those many times more slowly.
+
+    Times the product of the backward pass that meets them, gradient (tokens x V) @ weight
+    (V x d), as it is and with the denormals set to zero."""
+    config = configurations(quick)[1][1]
+    batch = make_batch(config, 8, 32, device)
+    tiny = torch.finfo(torch.float32).tiny
+    torch.manual_seed(0)
+    theirs = TorchTransformer(config).to(device)  # nn.Embedding's own initialisation
+    grad = denormal_gradients(theirs.train(), batch)
+    ours_grad = denormal_gradients(Transformer(config).to(device).train(), batch)
+    weight = theirs.generator.weight.detach()
+    flushed = grad.masked_fill(grad.abs() < tiny, 0.0)
+    rounds, min_run_time = (1, 0.2) if quick else (5, 0.3)
+    times = harness.alternate({"as_is": lambda: grad @ weight, "denormals_zeroed": lambda: flushed @ weight},
+                              rounds, min_run_time)
+
+    def denormal_fraction(g: Tensor) -> float:
+        return ((g != 0) & (g.abs() < tiny)).float().mean().item()
+
+    return {
+        "config": "base (vocabulary 8000), output layer tied to the target embedding",
+        "product": f"({grad.shape[0]} x {grad.shape[1]}) @ ({weight.shape[0]} x {weight.shape[1]})",
+        "denormal_fraction": {"nn_embedding_init": denormal_fraction(grad), "ours": denormal_fraction(ours_grad)},
+        "seconds": {k: harness.summary(v) for k, v in times.items()},
+        "slowdown": harness.summary([a / b for a, b in zip(times["as_is"], times["denormals_zeroed"], strict=True)]),
+    }
+
+
+def print_denormals(result: dict) -> None:
+    fraction, slowdown = result["denormal_fraction"], result["slowdown"]["median"]
+    print(f"\nDenormal gradients of the logits: {fraction['nn_embedding_init']:.1%} with nn.Embedding's N(0, 1) "
+          f"initialisation, {fraction['ours']:.1%} with ours; the product {result['product']} takes "
+          f"{slowdown:.1f} times longer with them than with them set to zero")
+
+
 def configurations(quick: bool) -> list[tuple[str, TransformerConfig, int, int]]:
     """(name, config, batch size, sequence length) of the comparisons."""
     small = TransformerConfig.preset("small")

@@ -3,7 +3,8 @@
 1. training step, ours against torch.nn.Transformer, and the fraction of the machine's
    matrix-multiply peak it reaches (bench_training.py);
 2. greedy decoding with and without the key/value cache (bench_decoding.py);
-3. attention alone, explicit against fused, T = 64 to 4096 (bench_attention.py).
+3. attention alone, explicit against fused, T = 64 to 4096 (bench_attention.py);
+4. on the CPU, what denormal gradients cost (bench_training.denormal_slowdown).
 
 On the CPU, and on CUDA as well when a GPU is present (the same code; bf16 autocast there).
 Prints the tables and writes every figure, with the machine and its load, to
@@ -36,8 +37,12 @@ def run_device(device: torch.device, quick: bool) -> dict:
     bench_decoding.print_table(decoding)
     attention = bench_attention.run(device, quick)
     bench_attention.print_table(attention)
-    return {"training": training, "decoding": decoding, "attention": attention,
-            "wall_seconds": time.perf_counter() - started}
+    result = {"training": training, "decoding": decoding, "attention": attention}
+    if device.type == "cpu":  # denormal floats are slow on CPUs; GPUs handle them at full speed
+        result["denormals"] = bench_training.denormal_slowdown(device, quick)
+        bench_training.print_denormals(result["denormals"])
+    result["wall_seconds"] = time.perf_counter() - started
+    return result
 
 
 def main() -> None:
