@@ -201,6 +201,20 @@ def counted_flops(step_model: nn.Module, batch) -> tuple[int, bool]:
     return counter.get_total_flops(), any("scaled_dot_product" in str(op) for op in operators)
 
 
+def kernel_profile(step) -> dict:
+    """Which attention kernels one training step runs, and how many matrix products and copies,
+    from torch.profiler: the check that the fused attention path is the one used in training."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        step()
+    names = [event.name for event in prof.events()]
+    kernels = {n for n in names if "attention" in n and n != "aten::scaled_dot_product_attention"}  # not the wrapper
+    return {
+        "attention_kernels": sorted(kernels),
+        "matrix_products": sum(n in ("aten::mm", "aten::addmm", "aten::bmm") for n in names),
+        "copies": sum(n == "aten::copy_" for n in names),
+    }
+
+
 def compare(name: str, config: TransformerConfig, batch_size: int, length: int, device: torch.device,
             rounds: int, min_run_time: float) -> dict:
     torch.manual_seed(0)
@@ -225,6 +239,7 @@ def compare(name: str, config: TransformerConfig, batch_size: int, length: int, 
         step_ours()
         step_theirs()
     harness.synchronize(device)
+    kernels = {"ours": kernel_profile(step_ours), "torch": kernel_profile(step_theirs)}
 
     times = harness.alternate(
         {"ours": step_ours, "torch": step_theirs, "matmul": lambda: torch.mm(a, b)}, rounds, min_run_time
@@ -247,6 +262,10 @@ def compare(name: str, config: TransformerConfig, batch_size: int, length: int, 
         "tokens_per_step": tokens,
         "parameters": {"ours": count_parameters(ours), "torch": count_parameters(theirs)},
         "max_logit_difference_without_dropout": max_difference,
+        "dropout": (f"p = {config.dropout} on embeddings + positions and on every sub-layer's output, "
+                    f"attention-weight dropout {config.attention_dropout}, none inside the feed-forward network, "
+                    "on both sides"),
+        "kernels_per_step": kernels,
         "dtype": "bfloat16 autocast" if device.type == "cuda" else "float32",
         "step_seconds": {k: harness.summary(v) for k, v in times.items() if k != "matmul"},
         "tokens_per_second": {
