@@ -12,7 +12,8 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from statistics import median
 
@@ -36,15 +37,31 @@ def synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-# The clock read by the timer: wall-clock time by default. ``use_cpu_time()`` switches to the
-# processor time of this process, which does not count the time it waits while other
-# processes run: with one thread on a busy machine it is the steadier measure of work done.
+# The clock read by the timer: wall-clock time by default, or the processor time of this
+# process (``time.process_time``), which does not count the time it waits while other
+# programs run. With one thread on a busy machine, processor time is the steadier measure of
+# the work done; with several, it would also count the time threads spend waiting for each other.
 CLOCK: Callable[[], float] | None = None
 
 
 def use_cpu_time() -> None:
     global CLOCK
     CLOCK = time.process_time
+
+
+@contextmanager
+def timing(threads: int, cpu_time: bool) -> Iterator[dict]:
+    """Run the enclosed benchmarks with ``threads`` CPU threads and the chosen clock, then restore
+    both. Yields the settings, to be stored beside the figures."""
+    global CLOCK
+    saved = torch.get_num_threads(), CLOCK
+    torch.set_num_threads(threads)
+    CLOCK = time.process_time if cpu_time else None
+    try:
+        yield {"threads": threads, "clock": "process CPU time" if cpu_time else "wall-clock time"}
+    finally:
+        torch.set_num_threads(saved[0])
+        CLOCK = saved[1]
 
 
 def measure(fn: Callable[[], object], min_run_time: float) -> list[float]:

@@ -6,7 +6,9 @@
 3. attention alone, explicit against fused, T = 64 to 4096 (bench_attention.py);
 4. on the CPU, what denormal gradients cost (bench_training.denormal_slowdown).
 
-On the CPU, and on CUDA as well when a GPU is present (the same code; bf16 autocast there).
+On the CPU with all cores, timed by the wall clock; again on one CPU thread, timed by the
+process's CPU time (steady when other programs share the machine; ``--no-one-thread`` skips
+it); and on CUDA as well when a GPU is present (the same code; bf16 autocast there).
 Prints the tables and writes every figure, with the machine and its load, to
 benchmarks/results/performance.json; ``--book`` also writes the copy that the book's
 performance appendix reads, book/data/performance.json.
@@ -29,7 +31,7 @@ RESULTS = harness.REPO_ROOT / "benchmarks" / "results" / "performance.json"
 BOOK_COPY = harness.REPO_ROOT / "book" / "data" / "performance.json"
 
 
-def run_device(device: torch.device, quick: bool) -> dict:
+def run_device(device: torch.device, quick: bool, denormals: bool = True) -> dict:
     started = time.perf_counter()
     training = bench_training.run(device, quick)
     bench_training.print_table(training)
@@ -38,7 +40,7 @@ def run_device(device: torch.device, quick: bool) -> dict:
     attention = bench_attention.run(device, quick)
     bench_attention.print_table(attention)
     result = {"training": training, "decoding": decoding, "attention": attention}
-    if device.type == "cpu":  # denormal floats are slow on CPUs; GPUs handle them at full speed
+    if denormals and device.type == "cpu":  # denormal floats are slow on CPUs; GPUs handle them at full speed
         result["denormals"] = bench_training.denormal_slowdown(device, quick)
         bench_training.print_denormals(result["denormals"])
     result["wall_seconds"] = time.perf_counter() - started
@@ -49,6 +51,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer, shorter rounds (a smoke test)")
     parser.add_argument("--threads", type=int, default=None, help="CPU threads (default: all cores)")
+    parser.add_argument("--no-one-thread", action="store_true",
+                        help="skip the second CPU pass (one thread, timed by CPU time)")
     parser.add_argument("--book", action="store_true", help=f"also write {BOOK_COPY.relative_to(harness.REPO_ROOT)}")
     args = parser.parse_args()
     if args.threads:
@@ -57,12 +61,21 @@ def main() -> None:
         harness.set_threads()
 
     report = {"environment": harness.environment(torch.device("cpu")), "quick": args.quick}
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s) on {report['environment']['cpu']}, "
-          f"load average {os.getloadavg()}")
-    report["cpu"] = run_device(torch.device("cpu"), args.quick)
+    cpu = torch.device("cpu")
+    with harness.timing(threads=torch.get_num_threads(), cpu_time=False) as settings:
+        print(f"=== CPU: {report['environment']['cpu']}, {settings['threads']} thread(s), {settings['clock']}; "
+              f"load average {os.getloadavg()} ===")
+        report["cpu"] = {"timing": settings, **run_device(cpu, args.quick)}
+    if not args.no_one_thread:
+        # The same again on one thread, timed by this process's CPU time: what one idle core does,
+        # whatever else runs on the machine (other programs make threads wait for each other).
+        with harness.timing(threads=1, cpu_time=True) as settings:
+            print(f"\n=== CPU: 1 thread, {settings['clock']}; load average {os.getloadavg()} ===")
+            report["cpu_one_thread"] = {"timing": settings, **run_device(cpu, args.quick, denormals=False)}
     if torch.cuda.is_available():
         print(f"\n=== CUDA: {torch.cuda.get_device_name(0)} ===")
-        report["cuda"] = run_device(torch.device("cuda"), args.quick)
+        with harness.timing(threads=torch.get_num_threads(), cpu_time=False) as settings:
+            report["cuda"] = {"timing": settings, **run_device(torch.device("cuda"), args.quick)}
     else:
         report["cuda"] = "no GPU in this run"
         print("\nCUDA: no GPU in this run")
