@@ -1,0 +1,100 @@
+"""The benchmarks' own claims, checked on tiny models (no timing is asserted anywhere).
+
+* the FLOP formula of a training step equals PyTorch's FlopCounterMode count;
+* the nn.Transformer wrapper, given our weights, computes our function;
+* greedy decoding with the cache gives the tokens of decoding without it;
+* the memory measurement sees the T x T matrices of the explicit path and not of the fused one;
+* the exponent fit recovers a known power law.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import bench_attention  # noqa: E402
+import bench_decoding  # noqa: E402
+import bench_training  # noqa: E402
+
+from transformer_lib.attention import scaled_dot_product_attention  # noqa: E402
+from transformer_lib.config import TransformerConfig  # noqa: E402
+from transformer_lib.models import Transformer  # noqa: E402
+
+CPU = torch.device("cpu")
+
+
+def tiny(**changes) -> TransformerConfig:
+    base = dict(src_vocab_size=31, tgt_vocab_size=29, d_model=16, n_heads=2, n_encoder_layers=2,
+                n_decoder_layers=3, d_ff=24, max_len=40)
+    return TransformerConfig(**(base | changes))
+
+
+@pytest.mark.parametrize("src_len, tgt_len", [(7, 7), (9, 5)])
+def test_flop_formula_equals_pytorchs_count(src_len, tgt_len):
+    config = tiny()
+    model = Transformer(config)
+    src = torch.randint(1, config.src_vocab_size, (3, src_len))
+    tgt = torch.randint(1, config.tgt_vocab_size, (3, tgt_len + 1))
+    counted, with_attention = bench_training.counted_flops(model, (src, tgt[:, :-1], tgt[:, 1:]))
+    formula = bench_training.formula_flops(config, 3, src_len, tgt_len)
+    assert not with_attention  # no FLOP formula for the CPU's fused attention kernel
+    assert formula["training_step_without_attention"] == counted
+    assert formula["training_step"] > counted
+
+
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("tie", [False, True])
+def test_nn_transformer_wrapper_with_our_weights_computes_our_function(norm_first, tie):
+    config = tiny(norm_first=norm_first, tie_output_embedding=tie, share_source_target_embedding=tie,
+                  tgt_vocab_size=31)
+    ours, theirs = Transformer(config).eval(), bench_training.TorchTransformer(config).eval()
+    bench_training.copy_weights(ours, theirs)
+    src, tgt_in, _ = bench_training.make_batch(config, 4, 8, CPU)
+    assert (src == config.pad_id).any()  # the batch has padding, so the masks are exercised
+    torch.testing.assert_close(theirs(src, tgt_in), ours(src, tgt_in), rtol=1e-5, atol=1e-5)
+
+
+def test_training_step_changes_the_weights_of_both_models():
+    config = tiny()
+    ours, theirs = Transformer(config), bench_training.TorchTransformer(config)
+    bench_training.copy_weights(ours, theirs)
+    batch = bench_training.make_batch(config, 2, 6, CPU)
+    for model in (ours, theirs):
+        before = model.generator.weight.detach().clone()
+        bench_training.training_step_fn(model.train(), batch, CPU)()
+        assert not torch.equal(before, model.generator.weight)
+
+
+def test_cached_and_uncached_greedy_decoding_agree():
+    config = tiny()
+    model = Transformer(config).eval()
+    src = torch.randint(1, config.src_vocab_size, (3, 6))
+    cached = bench_decoding.greedy_cached(model, src, 12)
+    assert cached.shape == (3, 12)
+    assert not (cached == config.pad_id).any()
+    assert torch.equal(cached, bench_decoding.greedy_uncached(model, src, 12))
+
+
+def test_peak_bytes_sees_the_score_matrix_of_the_explicit_path_only():
+    q = torch.randn(1, 2, 256, 8)
+    score_bytes = 2 * 256 * 256 * 4
+
+    def explicit():
+        return scaled_dot_product_attention(q, q, q, need_weights=True)
+
+    def fused():
+        return scaled_dot_product_attention(q, q, q, need_weights=False)
+
+    assert bench_attention.peak_bytes(explicit, CPU) >= score_bytes
+    assert bench_attention.peak_bytes(fused, CPU) < score_bytes / 4
+
+
+def test_fit_exponent_recovers_a_power_law():
+    lengths = [64, 128, 256, 512]
+    assert bench_attention.fit_exponent(lengths, [3e-6 * n**2 for n in lengths]) == pytest.approx(2.0)
+    assert bench_attention.fit_exponent(lengths, [5.0 * n for n in lengths]) == pytest.approx(1.0)
