@@ -64,6 +64,23 @@ def stable_widget_ids(nb: dict, name: str) -> dict:
     return json.loads(text)
 
 
+def coalesce_streams(nb: dict) -> dict:
+    """Join consecutive stdout (or stderr) outputs of a cell into one: how the kernel splits a
+    cell's prints into messages depends on timing, so the split would change from run to run."""
+    for cell in nb.get("cells", []):
+        merged: list = []
+        for output in cell.get("outputs", []):
+            previous = merged[-1] if merged else None
+            if (output.get("output_type") == "stream" and previous is not None
+                    and previous.get("output_type") == "stream" and previous.get("name") == output.get("name")):
+                previous["text"] = "".join(previous["text"]) + "".join(output["text"])
+            else:
+                merged.append(output)
+        if "outputs" in cell:
+            cell["outputs"] = merged
+    return nb
+
+
 def execute(path: Path, timeout: int) -> int:
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
@@ -71,7 +88,7 @@ def execute(path: Path, timeout: int) -> int:
         resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute()
-    nb = nbformat.from_dict(stable_widget_ids(json.loads(nbformat.writes(nb)), path.stem))
+    nb = nbformat.from_dict(stable_widget_ids(coalesce_streams(json.loads(nbformat.writes(nb))), path.stem))
     nbformat.validate(nb)
     text = nbformat.writes(nb) + "\n"
     path.write_text(text)

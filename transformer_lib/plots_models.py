@@ -1,0 +1,168 @@
+"""Figures of chapter 6: where a Transformer's parameters live, and how norms scale through depth.
+
+``parameter_breakdown`` counts the parameters of each part of the encoder-decoder
+``Transformer`` (built on PyTorch's "meta" device, so even ``big`` costs no memory);
+``parameter_breakdown_figure`` draws them as bars with a menu over presets.
+``norm_placement_scales`` measures, layer by layer, the size of the activations and of
+the gradients in a deep encoder stack, for the post-norm and the pre-norm placement;
+``norm_placement_figure`` draws the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+import torch
+from torch import nn
+
+from .config import PRESETS, TransformerConfig
+from .encoder import Encoder, EncoderLayer
+from .models import Transformer
+from .validation import check_positive_int
+from .visualization import BOOK_TEMPLATE
+
+COMPONENTS = (
+    "embeddings",
+    "encoder self-attention",
+    "encoder feed-forward",
+    "encoder layer norms",
+    "decoder self-attention",
+    "decoder cross-attention",
+    "decoder feed-forward",
+    "decoder layer norms",
+    "output projection",
+)
+
+
+def _component(name: str) -> str:
+    """The part of the model a parameter name (from ``named_parameters``) belongs to."""
+    if name.startswith(("src_embed.", "tgt_embed.")):
+        return "embeddings"
+    if name.startswith("generator."):
+        return "output projection"
+    side = "encoder" if name.startswith("encoder.") else "decoder"
+    if ".self_attn." in name:
+        return f"{side} self-attention"
+    if ".cross_attn." in name:
+        return f"{side} cross-attention"
+    if ".feed_forward." in name:
+        return f"{side} feed-forward"
+    return f"{side} layer norms"  # the residuals' norms and a pre-norm stack's final norm
+
+
+def parameter_breakdown(config: TransformerConfig) -> dict[str, int]:
+    """Parameters of each component of ``Transformer(config)``, in the order of ``COMPONENTS``.
+
+    A matrix shared by several parts (section 3.4's tied embeddings) is counted once, under
+    the first part that holds it (``named_parameters`` yields a shared tensor once), so the
+    values add up to ``config.parameter_count``'s total."""
+    if not isinstance(config, TransformerConfig):
+        raise TypeError(f"config: expected a TransformerConfig, got {type(config).__name__}")
+    with torch.device("meta"):
+        model = Transformer(config)
+    counts = dict.fromkeys(COMPONENTS, 0)
+    for name, parameter in model.named_parameters():
+        counts[_component(name)] += parameter.numel()
+    return counts
+
+
+def _millions(n: int) -> str:
+    return f"{n / 1e6:.2f}M" if n >= 1e5 else f"{n / 1e3:.1f}k"
+
+
+def parameter_breakdown_figure(presets: Sequence[str] = ("small", "base", "big")) -> go.Figure:
+    """Horizontal bars of ``parameter_breakdown`` per component, one set per preset, with a
+    dropdown menu choosing the preset (every preset is stored in the figure)."""
+    if isinstance(presets, str) or not presets:
+        raise ValueError(f"presets: expected a non-empty list of preset names, got {presets!r}")
+    for name in presets:
+        if name not in PRESETS:
+            raise ValueError(f"presets: expected names among {sorted(PRESETS)}, got {name!r}")
+    fig = go.Figure()
+    totals = []
+    for i, name in enumerate(presets):
+        counts = parameter_breakdown(PRESETS[name])
+        totals.append(sum(counts.values()))
+        labels = list(reversed(COMPONENTS))
+        values = [counts[c] for c in labels]
+        fig.add_trace(go.Bar(
+            x=values, y=labels, orientation="h", visible=i == 0, name=name,
+            text=[_millions(v) for v in values], textposition="auto",
+            hovertemplate="%{y}: %{x:,} parameters<extra>" + name + "</extra>",
+        ))
+
+    def title(i: int) -> str:
+        return f"Parameters of the {presets[i]!r} preset: {_millions(totals[i])} in all"
+
+    buttons = [
+        dict(label=name, method="update",
+             args=[{"visible": [j == i for j in range(len(presets))]}, {"title.text": title(i)}])
+        for i, name in enumerate(presets)
+    ]
+    fig.update_layout(
+        template=BOOK_TEMPLATE, title=dict(text=title(0)), height=430, showlegend=False,
+        xaxis=dict(title=dict(text="parameters")),
+        updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.13, yanchor="top",
+                          showactive=True, active=0)],
+    )
+    return fig
+
+
+def norm_placement_scales(
+    norm_first: bool, n_layers: int = 24, d_model: int = 64, n_heads: int = 4, d_ff: int = 256,
+    seq_len: int = 16, batch: int = 8, seed: int = 0,
+) -> dict[str, list[float]]:
+    """Run a random batch through a freshly initialised ``Encoder`` of ``n_layers`` layers (dropout
+    off), back-propagate a fixed random projection of its output, and return per layer the
+    root-mean-square of the layer's output (``"activation"``) and the norm of the gradient of
+    all the layer's weights (``"gradient"``), as Xiong et al. (2020) compare them."""
+    check_positive_int("n_layers", n_layers)
+    torch.manual_seed(seed)
+    encoder = Encoder(EncoderLayer(d_model, n_heads, d_ff, dropout=0.0, norm_first=norm_first), n_layers)
+    for p in encoder.parameters():  # independent weights per layer, as in a freshly built model
+        if p.dim() > 1:
+            nn.init.xavier_uniform_(p)
+    h = torch.randn(batch, seq_len, d_model)
+    activations = []
+    for layer in encoder.layers:
+        h = layer(h)
+        activations.append(float(h.detach().pow(2).mean().sqrt()))
+    final = h if encoder.final_norm is None else encoder.final_norm(h)
+    # A fixed random direction: a plain .sum() would be constant after a LayerNorm (zero gradient).
+    (final * torch.randn(final.shape)).sum().backward()
+    gradients = [
+        float(torch.cat([p.grad.flatten() for p in layer.parameters() if p.dim() > 1]).norm())
+        for layer in encoder.layers
+    ]
+    return {"activation": activations, "gradient": gradients}
+
+
+def norm_placement_figure(n_layers: int = 24, **kwargs: object) -> go.Figure:
+    """Two panels from ``norm_placement_scales``: activation RMS and gradient norm per layer,
+    post-norm against pre-norm (log scale); a menu switches between the panels."""
+    scales = {label: norm_placement_scales(first, n_layers, **kwargs)
+              for label, first in (("post-norm (the paper)", False), ("pre-norm", True))}
+    fig = go.Figure()
+    layers = list(range(1, n_layers + 1))
+    for quantity in ("gradient", "activation"):
+        for label, values in scales.items():
+            fig.add_trace(go.Scatter(
+                x=layers, y=[round(v, 4) for v in values[quantity]], mode="lines+markers", name=label,
+                visible=quantity == "gradient",
+                hovertemplate="layer %{x}: %{y:.3g}<extra>" + label + "</extra>",
+            ))
+    titles = {"gradient": "Gradient norm of each layer's weights", "activation": "RMS of each layer's output"}
+    buttons = [
+        dict(label=quantity, method="update",
+             args=[{"visible": [q == quantity for q in ("gradient", "activation") for _ in scales]},
+                   {"title.text": titles[quantity]}])
+        for quantity in ("gradient", "activation")
+    ]
+    fig.update_layout(
+        template=BOOK_TEMPLATE, title=dict(text=titles["gradient"]), height=420,
+        xaxis=dict(title=dict(text="layer")), yaxis=dict(type="log"),
+        legend=dict(orientation="h", y=-0.2),
+        updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.15, yanchor="top")],
+    )
+    return fig

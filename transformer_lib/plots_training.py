@@ -1,0 +1,101 @@
+"""Figures of chapter 7: the learning-rate schedule and the training loss.
+
+``learning_rate_figure`` draws equation 3 of the paper (``training.transformer_lr``) for
+several warm-up lengths, with a slider choosing one; ``loss_curve_figure`` draws a
+``TrainingHistory``'s loss per step with its moving average.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+
+from .training import TrainingHistory, transformer_lr
+from .validation import check_positive_int
+from .visualization import BOOK_TEMPLATE
+
+
+def _sig(value: float) -> float:
+    """Four significant digits: enough for a plot, and a smaller page."""
+    return float(f"{value:.4g}")
+
+
+def _sampled_steps(total: int, points: int = 200) -> list[int]:
+    stride = max(1, total // points)
+    return list(range(1, total + 1, stride))
+
+
+def learning_rate_figure(
+    d_model: int = 512, warmups: Sequence[int] = (1000, 2000, 4000, 8000), steps: int = 30_000,
+    active: int | None = None,
+) -> go.Figure:
+    """The learning rate of ``transformer_lr(step, d_model, warmup)`` against the step, one curve
+    per warm-up length; a slider picks which one is drawn (the others stay as grey context).
+
+    ``active`` is the index in ``warmups`` shown first (default: 4000 if present, else the first)."""
+    check_positive_int("d_model", d_model)
+    check_positive_int("steps", steps)
+    if isinstance(warmups, str | int) or not warmups:
+        raise ValueError(f"warmups: expected a non-empty list of positive ints, got {warmups!r}")
+    for w in warmups:
+        check_positive_int("warmups", w)
+    if active is None:
+        active = list(warmups).index(4000) if 4000 in warmups else 0
+    x = _sampled_steps(steps)
+    fig = go.Figure()
+    for w in warmups:  # grey context curves, always visible
+        fig.add_trace(go.Scatter(x=x, y=[_sig(transformer_lr(s, d_model, w)) for s in x], mode="lines",
+                                 line=dict(color="#cccccc", width=1), hoverinfo="skip", showlegend=False))
+    for i, w in enumerate(warmups):  # the highlighted curve, one per slider step
+        fig.add_trace(go.Scatter(
+            x=x, y=[_sig(transformer_lr(s, d_model, w)) for s in x], mode="lines", name=f"warmup {w}",
+            visible=i == active, line=dict(width=3),
+            hovertemplate="step %{x}: lr %{y:.2e}<extra>warmup " + str(w) + "</extra>",
+        ))
+        peak = transformer_lr(w, d_model, w)
+        fig.add_trace(go.Scatter(x=[w], y=[_sig(peak)], mode="markers+text", visible=i == active,
+                                 text=[f"peak {peak:.2e} at step {w}"], textposition="top right",
+                                 marker=dict(size=9), showlegend=False, hoverinfo="skip"))
+    n = len(warmups)
+
+    def visible(i: int) -> list[bool]:
+        return [True] * n + [j == i for j in range(n) for _ in range(2)]
+
+    slider = dict(
+        active=active, currentvalue=dict(prefix="warmup_steps = "), pad=dict(t=40),
+        steps=[dict(label=str(w), method="update", args=[{"visible": visible(i)}]) for i, w in enumerate(warmups)],
+    )
+    fig.update_layout(
+        template=BOOK_TEMPLATE, height=440, sliders=[slider], showlegend=False,
+        title=dict(text=f"lrate = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5), d_model = {d_model}"),
+        xaxis=dict(title=dict(text="training step")), yaxis=dict(title=dict(text="learning rate")),
+    )
+    return fig
+
+
+def loss_curve_figure(history: TrainingHistory, window: int = 50) -> go.Figure:
+    """The per-step training loss of ``history`` (thin) and its moving average over ``window``
+    steps (thick), against the step."""
+    if not isinstance(history, TrainingHistory):
+        raise TypeError(f"history: expected a training.TrainingHistory, got {type(history).__name__}")
+    if not history.losses:
+        raise ValueError("history: expected at least one training step, got an empty history")
+    check_positive_int("window", window)
+    losses = history.losses
+    average, total = [], 0.0
+    for i, loss in enumerate(losses):
+        total += loss - (losses[i - window] if i >= window else 0.0)
+        average.append(total / min(i + 1, window))
+    fig = go.Figure([
+        go.Scatter(x=history.steps, y=[round(v, 4) for v in losses], mode="lines", name="loss per batch",
+                   line=dict(width=1, color="#9ecae1")),
+        go.Scatter(x=history.steps, y=[round(v, 4) for v in average], mode="lines",
+                   name=f"average of {window} steps", line=dict(width=3, color="#1f77b4")),
+    ])
+    fig.update_layout(
+        template=BOOK_TEMPLATE, height=400, title=dict(text="Training loss (label-smoothed cross-entropy per token)"),
+        xaxis=dict(title=dict(text="step")), yaxis=dict(title=dict(text="loss"), type="log"),
+        legend=dict(x=0.98, xanchor="right", y=0.98),
+    )
+    return fig
