@@ -1,8 +1,13 @@
 """transformer_lib: the Transformer of "Attention Is All You Need", one concept per module.
 
-Chapter by chapter: ``rnn`` (1), ``embeddings`` (2), ``positional_encoding`` (3),
-``attention`` (4), ``multi_head_attention`` (5), ``residual``, ``feed_forward``,
-``encoder``, ``decoder``, ``models`` and ``config`` (6).
+Chapter by chapter: ``rnn`` (1), ``embeddings`` and ``tokenization`` (2),
+``positional_encoding`` (3), ``attention`` (4), ``multi_head_attention`` (5), ``residual``,
+``feed_forward``, ``encoder``, ``decoder``, ``models`` and ``config`` (6), ``corpus``,
+``training``, ``decoding``, ``checkpoint``, ``evaluation`` and ``capture`` (7).
+
+This package namespace exports the model pieces. Import the rest from its module
+(``from transformer_lib.training import train``): they bring in heavier libraries
+(tqdm, sacrebleu, plotly, ipywidgets) that a model alone does not need.
 """
 
 from .attention import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
