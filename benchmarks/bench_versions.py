@@ -22,7 +22,7 @@ from pathlib import Path
 
 import harness
 import torch
-from bench_decoding import greedy_cached
+from bench_decoding import decode
 from bench_training import configurations, make_batch, training_step_fn
 
 import transformer_lib.config
@@ -85,9 +85,9 @@ def main() -> None:
         src = torch.randint(1, config.src_vocab_size, (8, 32), generator=torch.Generator().manual_seed(1))
         src = src.to(device)
         for length in (25, 200):
-            assert torch.equal(greedy_cached(before.eval(), src, length), greedy_cached(after.eval(), src, length))
-            fns = {"before": lambda n=length: greedy_cached(before, src, n),
-                   "after": lambda n=length: greedy_cached(after, src, n)}
+            assert decode(before.eval(), src, length, True) == decode(after.eval(), src, length, True)
+            fns = {"before": lambda n=length: decode(before, src, n, True),
+                   "after": lambda n=length: decode(after, src, n, True)}
             rows.append((f"cached greedy decoding, {length} tokens",
                          harness.alternate(fns, args.rounds, args.min_run_time)))
 

@@ -73,11 +73,18 @@ def test_training_step_changes_the_weights_of_both_models():
 def test_cached_and_uncached_greedy_decoding_agree():
     config = tiny()
     model = Transformer(config).eval()
-    src = torch.randint(1, config.src_vocab_size, (3, 6))
-    cached = bench_decoding.greedy_cached(model, src, 12)
-    assert cached.shape == (3, 12)
-    assert not (cached == config.pad_id).any()
-    assert torch.equal(cached, bench_decoding.greedy_uncached(model, src, 12))
+    src = bench_decoding.sources(config, 3, 6, CPU)
+    assert not (src == config.pad_id).any()
+    cached = bench_decoding.decode(model, src, 12, use_cache=True)
+    assert [len(row) for row in cached] == [12, 12, 12]  # no stop at <eos>: every output has the full length
+    assert not any(config.pad_id in row for row in cached)
+    assert cached == bench_decoding.decode(model, src, 12, use_cache=False)
+
+
+def test_decoding_budget_table_has_a_row_per_batch_with_identical_outputs():
+    budget = bench_decoding.run_budget(CPU, quick=True, batches=(1, 2), length=5)
+    assert [row["batch_size"] for row in budget["rows"]] == [1, 2]
+    assert all(row["outputs_identical"] and row["speedup"]["median"] > 0 for row in budget["rows"])
 
 
 def test_peak_bytes_sees_the_score_matrix_of_the_explicit_path_only():

@@ -28,7 +28,7 @@ Generated tokens never include ``<pad>`` or ``<sos>``: their logits are set to -
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -130,7 +130,7 @@ def reorder_cache(cache: object, index: Tensor) -> None:
 # --------------------------------------------------------------------------- greedy
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def greedy_decode(
     model: Seq2SeqModel,
     src_ids: Tensor,
@@ -152,6 +152,23 @@ def greedy_decode(
     t costs t positions instead of 1); the tokens are the same.
     """
     _check_decoding_args(model, src_ids, max_len, sos_id, eos_id)
+    return _decode_one_token_at_a_time(
+        model, src_ids, lambda logits: logits.argmax(dim=-1), sos_id, eos_id, max_len, pad_id, use_cache
+    )
+
+
+def _decode_one_token_at_a_time(
+    model: Seq2SeqModel,
+    src_ids: Tensor,
+    choose: Callable[[Tensor], Tensor],
+    sos_id: int,
+    eos_id: int | None,
+    max_len: int,
+    pad_id: int,
+    use_cache: bool = True,
+) -> list[list[int]]:
+    """The loop shared by greedy decoding and sampling: ``choose`` turns (B, V) logits into the
+    (B,) next tokens."""
     model.eval()
     batch = src_ids.shape[0]
     memory = model.encode(src_ids)  # (B, S, d)
@@ -160,9 +177,8 @@ def greedy_decode(
     finished = torch.zeros(batch, dtype=torch.bool, device=src_ids.device)
     for _ in range(max_len):
         fed = tokens[:, -1:] if use_cache else tokens  # only the new token, or the whole prefix
-        logits = _next_logits(model, model.decode(fed, memory, src_ids, cache), (pad_id, sos_id))
-        next_token = logits.argmax(dim=-1)  # (B,)
-        next_token = next_token.masked_fill(finished, pad_id)  # finished rows only mark time
+        next_token = choose(_next_logits(model, model.decode(fed, memory, src_ids, cache), (pad_id, sos_id)))
+        next_token = next_token.masked_fill(finished, pad_id)  # (B,); finished rows only mark time
         tokens = torch.cat([tokens, next_token[:, None]], dim=1)
         if eos_id is not None:
             finished |= next_token == eos_id
@@ -191,7 +207,7 @@ class Hypothesis:
     score: float  # log_prob / length_penalty(len, alpha)
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def beam_search(
     model: Seq2SeqModel,
     src_ids: Tensor,
@@ -291,7 +307,7 @@ def beam_search(
 # --------------------------------------------------------------------------- sampling
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def sample_decode(
     model: Seq2SeqModel,
     src_ids: Tensor,
@@ -318,27 +334,15 @@ def sample_decode(
         check_positive_int("top_k", top_k)
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
-    model.eval()
-    batch = src_ids.shape[0]
-    memory = model.encode(src_ids)
-    cache = model.new_cache()
-    tokens = torch.full((batch, 1), sos_id, dtype=torch.long, device=src_ids.device)
-    finished = torch.zeros(batch, dtype=torch.bool, device=src_ids.device)
-    for _ in range(max_len):
-        logits = _next_logits(model, model.decode(tokens[:, -1:], memory, src_ids, cache), (pad_id, sos_id))
+
+    def draw(logits: Tensor) -> Tensor:  # (B, V) -> (B,)
         logits = logits / temperature
         if top_k is not None and top_k < logits.shape[-1]:
             kth = logits.topk(top_k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit
             logits = logits.masked_fill(logits < kth, float("-inf"))
-        probs = logits.softmax(dim=-1)  # (B, V)
-        next_token = torch.multinomial(probs, 1, generator=generator).squeeze(1)  # (B,)
-        next_token = next_token.masked_fill(finished, pad_id)
-        tokens = torch.cat([tokens, next_token[:, None]], dim=1)
-        if eos_id is not None:
-            finished |= next_token == eos_id
-            if bool(finished.all()):
-                break
-    return [_strip(row[1:], eos_id) for row in tokens.tolist()]
+        return torch.multinomial(logits.softmax(dim=-1), 1, generator=generator).squeeze(1)
+
+    return _decode_one_token_at_a_time(model, src_ids, draw, sos_id, eos_id, max_len, pad_id)
 
 
 # --------------------------------------------------------------------------- the book's trace
@@ -384,7 +388,7 @@ class DecodingTrace:
         return table
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def trace_greedy(
     model: Seq2SeqModel,
     src_ids: Tensor,

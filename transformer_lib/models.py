@@ -18,7 +18,7 @@ from .embeddings import TokenEmbedding
 from .encoder import Encoder, EncoderLayer
 from .multi_head_attention import KVCache
 from .positional_encoding import LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
-from .validation import check_token_ids
+from .validation import check_ndim, check_token_ids
 
 
 class InputEmbedding(nn.Module):
@@ -105,6 +105,8 @@ class Transformer(nn.Module):
         past = 0 if cache is None else len(cache[0].self_attn)
         if cache is None:
             tgt_mask = self.tgt_mask(tgt_ids)
+        elif tgt_ids.shape[1] == 1:  # the newest token may see every cached one: no mask needed
+            tgt_mask = None
         else:  # the prefix holds no padding while it is being generated
             tgt_mask = causal_mask(tgt_ids.shape[1], past + tgt_ids.shape[1], device=tgt_ids.device)
         x = self.tgt_embed(tgt_ids, offset=past)
@@ -115,13 +117,12 @@ class Transformer(nn.Module):
 
     def forward(self, src_ids: Tensor, tgt_ids: Tensor) -> Tensor:
         """(B, S) source ids and (B, T) decoder input ids -> (B, T, tgt_vocab_size) logits."""
-        check_token_ids("src_ids", src_ids, self.config.src_vocab_size)
-        check_token_ids("tgt_ids", tgt_ids, self.config.tgt_vocab_size)
+        memory = self.encode(src_ids)  # encode and decode check the ids (each once: a check reads them all)
+        check_ndim("tgt_ids", tgt_ids, 2, "(batch, seq_len)")
         if tgt_ids.shape[0] != src_ids.shape[0]:
             raise ValueError(
                 f"tgt_ids: expected batch size {src_ids.shape[0]} like src_ids, got shape {tuple(tgt_ids.shape)}"
             )
-        memory = self.encode(src_ids)
         return self.generator(self.decode(tgt_ids, memory, src_ids))
 
 
