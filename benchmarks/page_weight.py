@@ -24,7 +24,7 @@ from book_browser import LAUNCH_ARGS, build_book, chromium_path, html_pages, ser
 LIMIT = 3 * 1024 * 1024
 # Why a page may exceed the limit: the libraries that make the pictures work offline.
 REASONS = {
-    "plotly.min.js": "plotly.js, the full bundle (every trace type the chapters may use); one file for the site",
+    "plotly-cartesian.min.js": "plotly.js, its bundle of 2-D traces; one file for the site",
     "embed.js": "the ipywidgets HTML manager, which draws saved widgets without a kernel",
     "tex-chtml-full.js": "MathJax 3 with every TeX extension built in",
 }

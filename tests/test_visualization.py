@@ -215,7 +215,7 @@ def test_figure_mimebundle_has_lab_and_book_forms_without_plotly_js() -> None:
     bundle = viz.figure_mimebundle(fig)
     assert bundle[viz.PLOTLY_MIMETYPE]["data"][0]["type"] == "heatmap"
     page = bundle["text/html"]
-    assert "Plotly.newPlot" in page and "<script src" not in page and len(page) < 50_000  # no 4.8 MB bundle
+    assert "Plotly.newPlot" in page and "<script src" not in page and len(page) < 50_000  # no plotly.js bundle inside
     assert "height:300px" in page
     assert bundle["text/plain"] == "<plotly figure: a  title>"
 

@@ -7,8 +7,10 @@
 #   bash tools/vendor_assets.sh            # PYTHON defaults to $VENV_DIR/bin/python (.venv)
 #
 # What comes from where:
-#   plotly/        plotly.min.js from the plotly Python package (must be plotly.js PLOTLYJS below);
-#                  LICENSE from npm plotly.js-dist-min@PLOTLYJS, whose bundle must be byte-identical.
+#   plotly/        plotly-cartesian.min.js and LICENSE from npm plotly.js-cartesian-dist-min@PLOTLYJS,
+#                  the plotly.js that the installed plotly Python package is built for, in its partial
+#                  bundle of 2-D traces (1.5 MB instead of 4.8 MB); TRACES.txt lists the trace types it
+#                  draws, and tests/test_vendor.py holds every figure in the notebooks to that list.
 #   html-manager/  @jupyter-widgets/html-manager embed.js (renders saved ipywidgets state without a
 #                  kernel and without require.js; 1.x is the line for ipywidgets 8) and its icon fonts;
 #                  licence: the ipywidgets BSD-3-Clause LICENSE (same repository) + the bundle's notices.
@@ -34,7 +36,7 @@ fetch() {  # fetch NAME@VERSION DIR: unpack the npm tarball into $tmp/DIR/packag
   (cd "$tmp/$2" && npm pack --silent "$1" >/dev/null && tar xzf ./*.tgz)
 }
 
-fetch "plotly.js-dist-min@$PLOTLYJS" plotly
+fetch "plotly.js-cartesian-dist-min@$PLOTLYJS" plotly
 fetch "@jupyter-widgets/html-manager@$HTML_MANAGER" html-manager
 fetch "d3@$D3" d3
 fetch "jquery@$JQUERY" jquery
@@ -45,14 +47,15 @@ if [ "$installed" != "$PLOTLYJS" ]; then
   echo "plotly.js in the installed plotly package is $installed, this script pins $PLOTLYJS: update PLOTLYJS" >&2
   exit 1
 fi
-bundle=$("$python" -c "import plotly, pathlib; print(pathlib.Path(plotly.__file__).parent / 'package_data' / 'plotly.min.js')")
-cmp "$bundle" "$tmp/plotly/package/plotly.min.js"  # the licence we copy is the licence of these bytes
 
 rm -rf "$dest"
 mkdir -p "$dest"/{plotly,html-manager,d3,jquery,mathjax/output/chtml/fonts}
 
-cp "$bundle" "$dest/plotly/plotly.min.js"
-cp "$tmp/plotly/package/LICENSE" "$dest/plotly/LICENSE"
+cp "$tmp/plotly/package/plotly-cartesian.min.js" "$tmp/plotly/package/LICENSE" "$dest/plotly/"
+# The README names the bundle's trace modules: "Contains trace modules `bar`, `box`, ... and `violin`."
+grep '^Contains trace modules' "$tmp/plotly/package/README.md" | grep -o '`[a-z0-9]*`' | tr -d '`' \
+  > "$dest/plotly/TRACES.txt"
+[ -s "$dest/plotly/TRACES.txt" ] || { echo "no trace list in the plotly.js-cartesian README" >&2; exit 1; }
 
 hm="$tmp/html-manager/package/dist"
 cp "$hm/embed.js" "$hm/embed.js.LICENSE.txt" "$dest/html-manager/"
@@ -75,7 +78,7 @@ cp -r "$mj/es5/output/chtml/fonts/woff-v2" "$dest/mathjax/output/chtml/fonts/"
 
 cat > "$dest/VERSIONS.txt" <<EOF
 Vendored by tools/vendor_assets.sh; each folder holds its licence.
-plotly.js                      $PLOTLYJS  (MIT)         plotly/
+plotly.js (cartesian bundle)   $PLOTLYJS  (MIT)         plotly/
 @jupyter-widgets/html-manager  $HTML_MANAGER  (BSD-3-Clause) html-manager/
 d3                             $D3  (BSD-3-Clause) d3/
 jquery                         $JQUERY  (MIT)         jquery/

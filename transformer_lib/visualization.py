@@ -97,7 +97,7 @@ def figure_mimebundle(fig: go.Figure | dict) -> dict[str, object]:
     """The display data of ``fig``: plotly JSON for JupyterLab, HTML for the book, a line of text.
 
     The HTML expects ``Plotly`` to be defined on the page (the book loads plotly.js once from
-    its static folder) rather than carrying a 4.8 MB copy in every notebook and page.
+    its static folder) rather than carrying a 1.5 to 4.8 MB copy in every notebook and page.
     """
     fig_dict = fig.to_dict() if isinstance(fig, go.Figure) else fig
     fig_json = pio.to_json(fig_dict, validate=False)

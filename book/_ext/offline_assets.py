@@ -3,7 +3,8 @@
 * plotly.js on the pages that draw plotly figures, and only there. Figures reach the page as
   HTML that calls ``Plotly.newPlot`` (``transformer_lib.visualization.figure_mimebundle``), in
   the page body or inside saved ipywidgets state. One copy of plotly.js, in
-  ``_static/vendor/plotly``, serves the whole book; a page without figures does not pay its 4.8 MB.
+  ``_static/vendor/plotly`` (the cartesian bundle: the 2-D trace types listed in its TRACES.txt),
+  serves the whole book; a page without figures does not pay its 1.5 MB.
 * On pages with saved widgets, a shim for MathJax 2's ``MathJax.Hub.Queue``, which the ipywidgets
   HTML manager calls to typeset widget labels, onto the MathJax 3 the book loads.
 * MathJax only on pages with mathematics. Sphinx also loads it on a page whose toctree includes
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 from sphinx.application import Sphinx
 
-PLOTLY_JS = "vendor/plotly/plotly.min.js"  # under html_static_path (book/_static)
+PLOTLY_JS = "vendor/plotly/plotly-cartesian.min.js"  # under html_static_path (book/_static)
 MATHJAX_HUB_SHIM = "mathjax-hub-shim.js"
 WIDGET_MANAGER = "html-manager/embed.js"
 PLOTLY_MARKER = "Plotly.newPlot"
