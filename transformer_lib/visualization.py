@@ -766,17 +766,18 @@ class PositionalEncodingExplorer:
     ``positional_encoding_figure`` (needs a kernel; the saved state draws in the book)."""
 
     def __init__(self, d_model: int = 64, dims: tuple[int, int] = (0, 7), positions: tuple[int, int] = (0, 50)) -> None:
-        self.d_model = widgets.IntSlider(value=d_model, min=4, max=512, step=2, description="d_model",
-                                         continuous_update=False)
-        self.dims = widgets.IntRangeSlider(value=dims, min=0, max=d_model - 1, description="dimensions",
-                                           continuous_update=False)
+        # One slider a line, each long enough to move by one step (three side by side were a few pixels long).
+        look = dict(continuous_update=False, layout=widgets.Layout(width="36em"),
+                    style={"description_width": "6em"})
+        self.d_model = widgets.IntSlider(value=d_model, min=4, max=512, step=2, description="d_model", **look)
+        self.dims = widgets.IntRangeSlider(value=dims, min=0, max=d_model - 1, description="dimensions", **look)
         self.positions = widgets.IntRangeSlider(value=positions, min=0, max=MAX_POSITIONS, description="positions",
-                                                continuous_update=False)
+                                                **look)
         self.messages = widgets.HTML()
         self.figure = widgets.Output()
         note = widgets.HTML('<div style="color:#666;font-size:0.85em">Moving these sliders needs a running '
                             'Python kernel; the figures with sliders below work in the static book.</div>')
-        self.widget = widgets.VBox([widgets.HBox([self.d_model, self.dims, self.positions]), self.messages,
+        self.widget = widgets.VBox([self.d_model, self.dims, self.positions, self.messages,
                                     self.figure, note])
         self.d_model.observe(lambda _: self._safely(self._d_model_changed), "value")
         for control in (self.dims, self.positions):
