@@ -17,8 +17,14 @@ from contextlib import contextmanager
 from pathlib import Path
 from statistics import median
 
-import torch
-from torch.utils.benchmark import Timer
+# Before torch starts OpenMP: idle threads sleep instead of spinning. When other jobs share
+# the cores, spinning threads wait on each other (measured: 467 -> 131 ms a training step
+# with 2 threads at a load average of 5). Every benchmark imports this module before torch, so
+# they all run with the same policy. Set OMP_WAIT_POLICY yourself to override.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch  # noqa: E402
+from torch.utils.benchmark import Timer  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(REPO_ROOT) not in sys.path:  # so that `python benchmarks/run_all.py` imports this checkout's library

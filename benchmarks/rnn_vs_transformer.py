@@ -4,7 +4,7 @@ Trains the GRU encoder-decoder (``training.train_book_rnn``) and the book's Tran
 (``training.train_book_model``) on the same corpus, batches, loss and schedule, for the
 same training time, then prints exact match and BLEU on the test split by source length.
 
-    PYTHONPATH=. python benchmarks/rnn_vs_transformer.py [--threads 2] [--budget 120]
+    python benchmarks/rnn_vs_transformer.py [--threads 2] [--budget 120]
 """
 
 from __future__ import annotations
@@ -12,11 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 
-# Before torch starts OpenMP: idle threads sleep instead of spinning. When other jobs share
-# the cores, spinning threads wait on each other (measured: 467 -> 131 ms a training step
-# with 2 threads at a load average of 5). Set OMP_WAIT_POLICY yourself to override.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
+import harness  # noqa: F401 -- first: it sets OpenMP's wait policy before torch starts
 import torch
 
 from transformer_lib.config import count_parameters

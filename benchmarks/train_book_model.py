@@ -8,7 +8,7 @@ Prints the first training time at which exact match on test reached the target, 
 final exact match and BLEU (sacrebleu) on test, on its novel adjective-noun combinations,
 and by sentence length.
 
-    PYTHONPATH=. python benchmarks/train_book_model.py [--threads 2] [--budget 120] [--eval-every 100]
+    python benchmarks/train_book_model.py [--threads 2] [--budget 120] [--eval-every 100]
 
 Other jobs on the machine slow each step down, so the load average is printed too.
 """
@@ -17,13 +17,9 @@ from __future__ import annotations
 
 import argparse
 import os
-
-# Before torch starts OpenMP: idle threads sleep instead of spinning. When other jobs share
-# the cores, spinning threads wait on each other (measured: 467 -> 131 ms a training step
-# with 2 threads at a load average of 5). Set OMP_WAIT_POLICY yourself to override.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import time
 
+import harness  # noqa: F401 -- first: it sets OpenMP's wait policy before torch starts
 import torch
 
 from transformer_lib.corpus import make_corpus
