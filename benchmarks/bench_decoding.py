@@ -32,7 +32,7 @@ from torch import Tensor
 from transformer_lib.config import TransformerConfig
 from transformer_lib.decoding import greedy_decode
 from transformer_lib.models import Transformer
-from transformer_lib.training import BOOK_RECIPE
+from transformer_lib.pretrained import BOOK_RECIPE
 
 SOS = 1  # the start token fed to the decoder
 BUDGET_RATIO = 3.0  # issue 3: cached greedy decoding at least 3x faster for 100-token outputs

@@ -2,9 +2,9 @@
 2-core CPU) and the size of each committed .ipynb (at most 2 MB).
 
 Each notebook runs top to bottom in a fresh kernel (nbclient), in memory: nothing is written
-back. The book's trained model is read from its cache (``transformer_lib.pretrained``); run the
-script twice, or any chapter that needs the model once, to time a warm cache. The load average
-is printed beside the times, because other jobs on the machine slow every cell down.
+back. The book's trained models ship with the package (``transformer_lib.pretrained``): only
+chapter 7 trains, live. The load average is printed beside the times, because other jobs on the
+machine slow every cell down.
 
     python benchmarks/notebook_budget.py [book/01_rnn_limits.ipynb ...]
 """

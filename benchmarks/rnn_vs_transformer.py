@@ -1,7 +1,7 @@
 """The RNN chapter's claim, measured: without attention, accuracy falls as sentences grow.
 
-Trains the GRU encoder-decoder (``training.train_book_rnn``) and the book's Transformer
-(``training.train_book_model``) on the same corpus, batches, loss and schedule, for the
+Trains the GRU encoder-decoder (``pretrained.train_book_rnn``) and the book's Transformer
+(``pretrained.train_book_model``) on the same corpus, batches, loss and schedule, for the
 same training time, then prints exact match and BLEU on the test split by source length.
 
     python benchmarks/rnn_vs_transformer.py [--threads 2] [--budget 120]
@@ -10,15 +10,15 @@ same training time, then prints exact match and BLEU on the test split by source
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 
 import harness  # noqa: F401 -- first: it sets OpenMP's wait policy before torch starts
 import torch
 
 from transformer_lib.config import count_parameters
-from transformer_lib.corpus import make_corpus
 from transformer_lib.evaluation import evaluate_translation
-from transformer_lib.training import BOOK_RECIPE, train_book_model, train_book_rnn
+from transformer_lib.pretrained import BOOK_RECIPE, book_corpus, train_book_model, train_book_rnn
 
 
 def main() -> None:
@@ -26,15 +26,14 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--budget", type=float, default=120.0, help="seconds of training for each model")
     parser.add_argument("--hidden", type=int, default=256, help="GRU state size")
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(f"threads: {args.threads}; load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    corpus = make_corpus(args.seed, n_pairs=BOOK_RECIPE.n_pairs)
+    corpus = book_corpus()
+    recipe = dataclasses.replace(BOOK_RECIPE, rnn_hidden_size=args.hidden)
     results = {}
-    for name, recipe in (("GRU", train_book_rnn), ("Transformer", train_book_model)):
-        kwargs = {"hidden_size": args.hidden} if name == "GRU" else {}
-        model, src_vocab, tgt_vocab, history = recipe(args.seed, args.budget, corpus=corpus, progress=False, **kwargs)
+    for name, train in (("GRU", train_book_rnn), ("Transformer", train_book_model)):
+        model, src_vocab, tgt_vocab, history = train(args.budget, recipe=recipe, corpus=corpus, progress=False)
         result = evaluate_translation(model, corpus.test, src_vocab, tgt_vocab)
         results[name] = result
         print(f"{name}: {count_parameters(model):,} parameters, {history.steps[-1]} steps in "

@@ -22,9 +22,8 @@ import time
 import harness  # noqa: F401 -- first: it sets OpenMP's wait policy before torch starts
 import torch
 
-from transformer_lib.corpus import make_corpus
 from transformer_lib.evaluation import evaluate_translation
-from transformer_lib.training import BOOK_RECIPE, book_vocabularies, train_book_model
+from transformer_lib.pretrained import BOOK_RECIPE, book_corpus, book_vocabularies, train_book_model
 
 
 def main() -> None:
@@ -33,13 +32,12 @@ def main() -> None:
     parser.add_argument("--budget", type=float, default=120.0, help="seconds of training")
     parser.add_argument("--eval-every", type=int, default=100, help="steps between evaluations on test")
     parser.add_argument("--target", type=float, default=0.95, help="exact match on test")
-    parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
 
     print(f"recipe: {BOOK_RECIPE}")
     print(f"threads: {args.threads}; load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    corpus = make_corpus(args.seed, n_pairs=BOOK_RECIPE.n_pairs)
+    corpus = book_corpus()
     src_vocab, tgt_vocab = book_vocabularies(corpus)
     print(f"corpus: {len(corpus.train)} train, {len(corpus.test)} test pairs ({len(corpus.novel)} with novel "
           f"adjective-noun combinations); vocabularies {len(src_vocab)} / {len(tgt_vocab)} words")
@@ -50,7 +48,7 @@ def main() -> None:
 
     started = time.perf_counter()
     model, _, _, history = train_book_model(
-        args.seed, args.budget, corpus=corpus, progress=False, evaluate=evaluate, eval_every=args.eval_every,
+        args.budget, corpus=corpus, progress=False, evaluate=evaluate, eval_every=args.eval_every,
     )
     wall = time.perf_counter() - started
     print(f"trained {history.steps[-1]} steps in {history.train_time_s:.1f} s of training "

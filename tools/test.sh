@@ -2,10 +2,29 @@
 # Runs every test: the library's unit tests and, with nbval, every committed notebook; the
 # browser test (tests/test_browser.py) builds the book and opens it in chromium.
 # Does its own set-up (tools/setup-venv.sh, tools/setup-browser.sh). Extra arguments go to pytest.
+#
+#   bash tools/test.sh                  # all tests
+#   bash tools/test.sh --portability    # all tests, then the notebooks again as another CPU would run
+#                                       # them: with the CPU dispatch lowered (ATEN_CPU_CAPABILITY=default)
+#                                       # and on one thread (OMP_NUM_THREADS=1); .ci/run uses this
 set -euo pipefail
 cd "$(dirname "$0")/.."
+portability=0
+if [ "${1:-}" = "--portability" ]; then
+  portability=1
+  shift
+fi
 bash tools/setup-venv.sh
 bash tools/setup-browser.sh
 venv="${VENV_DIR:-.venv}"
 "$venv/bin/ruff" check .
-exec "$venv/bin/python" -m pytest "$@"
+"$venv/bin/python" -m pytest "$@"
+if [ "$portability" = 1 ]; then
+  # The stored outputs were computed on one machine; these two runs change what differs between
+  # machines (the vector instructions torch uses, the number of threads), so that an output which
+  # depends on them fails here rather than on a reader's machine.
+  echo "== notebooks with ATEN_CPU_CAPABILITY=default"
+  ATEN_CPU_CAPABILITY=default "$venv/bin/python" -m pytest book "$@"
+  echo "== notebooks with OMP_NUM_THREADS=1"
+  OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest book "$@"
+fi

@@ -118,41 +118,57 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu")
     except Exception as error:  # truncated zip, random bytes, a pickle with code in it...
         raise CheckpointError(f"{path}: not a readable checkpoint ({type(error).__name__}: {error})") from error
 
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+    if not isinstance(payload, dict):
         raise CheckpointError(f"{path}: not a transformer_lib checkpoint (no format tag {FORMAT!r})")
-    if payload.get("version") != VERSION:
-        raise CheckpointError(
-            f"{path}: checkpoint format version {payload.get('version')!r}; this library reads version {VERSION}"
-        )
-    missing = [key for key in ("model_class", "config", "state_dict", "src_vocab", "tgt_vocab") if key not in payload]
-    if missing:
-        raise CheckpointError(f"{path}: checkpoint lacks the entries {missing}")
-    name = payload["model_class"]
-    if name not in MODEL_CLASSES:
-        raise CheckpointError(f"{path}: unknown model class {name!r}; expected one of {list(MODEL_CLASSES)}")
-    model_class, config_class = MODEL_CLASSES[name]
-
-    try:
-        config = config_class(**payload["config"])
-    except (TypeError, ValueError) as error:
-        raise CheckpointError(f"{path}: invalid {config_class.__name__} ({error})") from error
-    try:
-        src_vocab = None if payload["src_vocab"] is None else Vocab.from_dict(payload["src_vocab"])
-        tgt_vocab = None if payload["tgt_vocab"] is None else Vocab.from_dict(payload["tgt_vocab"])
-    except (TypeError, ValueError, KeyError) as error:
-        raise CheckpointError(f"{path}: invalid vocabulary ({error})") from error
-    for arg, vocab, size in (("src_vocab", src_vocab, config.src_vocab_size),
-                             ("tgt_vocab", tgt_vocab, config.tgt_vocab_size)):
-        if vocab is not None and len(vocab) != size:
-            raise CheckpointError(f"{path}: {arg} holds {len(vocab)} tokens but the config says {size}")
-
-    model = model_class(config)  # a fresh model: the only one that could be half-filled is never returned
+    if "state_dict" not in payload:
+        raise CheckpointError(f"{path}: checkpoint lacks the entries ['state_dict']")
     state_dict = payload["state_dict"]
     if not isinstance(state_dict, dict):
         raise CheckpointError(f"{path}: state_dict is a {type(state_dict).__name__}, expected a dict of tensors")
+    return checkpoint_from_parts(str(path), payload, state_dict, device)
+
+
+def checkpoint_from_parts(
+    source: str, description: dict, state_dict: dict[str, torch.Tensor], device: torch.device | str = "cpu"
+) -> Checkpoint:
+    """Build the model that ``description`` (the format tag, version, model class, config, vocabularies
+    and extra of a checkpoint) names, and load ``state_dict`` into it exactly.
+
+    Both file formats use it: ``load_checkpoint``'s single file and the shipped models'
+    safetensors + JSON pair (``transformer_lib.pretrained``). ``source`` names the file in errors.
+    """
+    if description.get("format") != FORMAT:
+        raise CheckpointError(f"{source}: not a transformer_lib checkpoint (no format tag {FORMAT!r})")
+    if description.get("version") != VERSION:
+        raise CheckpointError(
+            f"{source}: checkpoint format version {description.get('version')!r}; this library reads version {VERSION}"
+        )
+    missing = [key for key in ("model_class", "config", "src_vocab", "tgt_vocab") if key not in description]
+    if missing:
+        raise CheckpointError(f"{source}: checkpoint lacks the entries {missing}")
+    name = description["model_class"]
+    if name not in MODEL_CLASSES:
+        raise CheckpointError(f"{source}: unknown model class {name!r}; expected one of {list(MODEL_CLASSES)}")
+    model_class, config_class = MODEL_CLASSES[name]
+
+    try:
+        config = config_class(**description["config"])
+    except (TypeError, ValueError) as error:
+        raise CheckpointError(f"{source}: invalid {config_class.__name__} ({error})") from error
+    try:
+        src_vocab = None if description["src_vocab"] is None else Vocab.from_dict(description["src_vocab"])
+        tgt_vocab = None if description["tgt_vocab"] is None else Vocab.from_dict(description["tgt_vocab"])
+    except (TypeError, ValueError, KeyError) as error:
+        raise CheckpointError(f"{source}: invalid vocabulary ({error})") from error
+    for arg, vocab, size in (("src_vocab", src_vocab, config.src_vocab_size),
+                             ("tgt_vocab", tgt_vocab, config.tgt_vocab_size)):
+        if vocab is not None and len(vocab) != size:
+            raise CheckpointError(f"{source}: {arg} holds {len(vocab)} tokens but the config says {size}")
+
+    model = model_class(config)  # a fresh model: the only one that could be half-filled is never returned
     try:
         model.load_state_dict(state_dict, strict=True)
     except RuntimeError as error:  # missing or unexpected keys, shape mismatches
-        raise CheckpointError(f"{path}: weights do not fit a {name} with this config:\n{error}") from error
-    extra = payload.get("extra") or {}
+        raise CheckpointError(f"{source}: weights do not fit a {name} with this config:\n{error}") from error
+    extra = description.get("extra") or {}
     return Checkpoint(model.to(device).eval(), src_vocab, tgt_vocab, dict(extra))

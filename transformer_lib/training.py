@@ -14,8 +14,8 @@
 
 ``train`` runs the loop on any model with the signature ``model(src, tgt_in) -> logits``
 (the ``Transformer`` and the RNN baseline ``Seq2SeqGRU`` both have it) over batches
-with ``src``, ``tgt_in`` and ``tgt_out`` tensors. ``train_book_model`` is the book's
-recipe: the corpus, the vocabularies, the small model and its hyper-parameters.
+with ``src``, ``tgt_in`` and ``tgt_out`` tensors. The book's recipe (its corpus, vocabularies,
+model and hyper-parameters) lives with the trained models it made, in ``transformer_lib.pretrained``.
 """
 
 from __future__ import annotations
@@ -32,11 +32,6 @@ from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR
 from tqdm.auto import tqdm
 
-from .config import TransformerConfig
-from .corpus import Corpus, make_corpus
-from .models import Transformer
-from .rnn import Seq2SeqGRU, Seq2SeqGRUConfig
-from .tokenization import Vocab, make_batches
 from .validation import check_ndim, check_positive_int, check_probability, check_tensor
 
 PAPER_BETAS = (0.9, 0.98)
@@ -356,117 +351,3 @@ def train(
     model.eval()
     history.stop_reason = stop
     return history
-
-
-# --------------------------------------------------------------------------- the book's model
-
-
-@dataclass(frozen=True)
-class BookRecipe:
-    """The hyper-parameters of the model the book trains on a laptop CPU (tuned with
-    ``benchmarks/train_book_model.py``). The paper's base model is d_model=512, six
-    layers each side, d_ff=2048, on 4.5 million sentence pairs for 100000 steps."""
-
-    n_pairs: int = 15_000  # generated sentence pairs, split 80/10/10 (plus the novel test pairs)
-    d_model: int = 64
-    n_heads: int = 4
-    n_layers: int = 2  # in the encoder and in the decoder
-    d_ff: int = 256
-    dropout: float = 0.1  # the paper's P_drop
-    batch_size: int = 128  # sentence pairs (the paper: about 25000 source and 25000 target tokens)
-    warmup: int = 300  # the paper's 4000 is for 100000 steps; we take a couple of thousand
-    lr_scale: float = 0.5  # half the paper's rate: steadier over our few steps
-    label_smoothing: float = PAPER_LABEL_SMOOTHING
-    max_len: int = 64
-
-    def config(self, src_vocab_size: int, tgt_vocab_size: int) -> TransformerConfig:
-        return TransformerConfig.preset(
-            "small", src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, d_model=self.d_model,
-            n_heads=self.n_heads, n_encoder_layers=self.n_layers, n_decoder_layers=self.n_layers,
-            d_ff=self.d_ff, dropout=self.dropout, max_len=self.max_len,
-        )
-
-
-BOOK_RECIPE = BookRecipe()
-
-
-def book_vocabularies(corpus: Corpus) -> tuple[Vocab, Vocab]:
-    """Word-level source and target vocabularies of the training split."""
-    return Vocab.build(s for s, _ in corpus.train), Vocab.build(t for _, t in corpus.train)
-
-
-def _train_on_book_corpus(
-    build: Callable[[int, int], nn.Module],
-    seed: int,
-    time_budget_s: float | None,
-    steps: int | None,
-    recipe: BookRecipe,
-    corpus: Corpus | None,
-    **train_kwargs: object,
-) -> tuple[nn.Module, Vocab, Vocab, TrainingHistory]:
-    if corpus is None:
-        corpus = make_corpus(seed, n_pairs=recipe.n_pairs)
-    if not isinstance(corpus, Corpus):
-        raise TypeError(f"corpus: expected a corpus.Corpus or None, got {type(corpus).__name__}")
-    src_vocab, tgt_vocab = book_vocabularies(corpus)
-    torch.manual_seed(seed)
-    model = build(len(src_vocab), len(tgt_vocab))
-    batches = make_batches(corpus.train, src_vocab, tgt_vocab, recipe.batch_size, shuffle=True, seed=seed,
-                           by_length=True)
-    history = train(
-        model, batches, steps=steps, time_budget_s=time_budget_s, warmup=recipe.warmup, lr_scale=recipe.lr_scale,
-        label_smoothing=recipe.label_smoothing, pad_id=tgt_vocab.pad_id, seed=seed, **train_kwargs,
-    )
-    return model, src_vocab, tgt_vocab, history
-
-
-def train_book_model(
-    seed: int = 0,
-    time_budget_s: float | None = 120.0,
-    *,
-    steps: int | None = None,
-    recipe: BookRecipe = BOOK_RECIPE,
-    corpus: Corpus | None = None,
-    device: torch.device | str | None = None,
-    progress: bool = True,
-    callback: Callable[[StepReport], bool | None] | None = None,
-    evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
-    eval_every: int | None = None,
-) -> tuple[Transformer, Vocab, Vocab, TrainingHistory]:
-    """Build the corpus (``make_corpus(seed, recipe.n_pairs)`` unless given), the vocabularies
-    and the book's Transformer, and train it for ``time_budget_s`` seconds and/or ``steps``.
-
-    Returns (model in eval mode, source vocabulary, target vocabulary, history).
-    The same seed gives the same corpus, the same initial weights and the same batches.
-    """
-    return _train_on_book_corpus(
-        lambda src_size, tgt_size: Transformer(recipe.config(src_size, tgt_size)),
-        seed, time_budget_s, steps, recipe, corpus, device=device, progress=progress, callback=callback,
-        evaluate=evaluate, eval_every=eval_every,
-    )
-
-
-def train_book_rnn(
-    seed: int = 0,
-    time_budget_s: float | None = 120.0,
-    *,
-    steps: int | None = None,
-    hidden_size: int = 256,
-    recipe: BookRecipe = BOOK_RECIPE,
-    corpus: Corpus | None = None,
-    device: torch.device | str | None = None,
-    progress: bool = True,
-    callback: Callable[[StepReport], bool | None] | None = None,
-    evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
-    eval_every: int | None = None,
-) -> tuple[Seq2SeqGRU, Vocab, Vocab, TrainingHistory]:
-    """The RNN baseline under the book model's conditions: same corpus, vocabularies, batches,
-    loss, optimiser and schedule; a ``Seq2SeqGRU`` with embeddings of ``recipe.d_model`` and
-    a GRU state of ``hidden_size``, in place of the Transformer."""
-    return _train_on_book_corpus(
-        lambda src_size, tgt_size: Seq2SeqGRU(Seq2SeqGRUConfig(
-            src_size, tgt_size, d_model=recipe.d_model, hidden_size=hidden_size, dropout=recipe.dropout,
-        )),
-        seed, time_budget_s, steps, recipe, corpus, device=device, progress=progress, callback=callback,
-        evaluate=evaluate, eval_every=eval_every,
-    )

@@ -1,0 +1,182 @@
+"""The shipped models: intact, made by today's recipe, good enough, and loaded without training."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+
+import pytest
+import torch
+
+from transformer_lib.checkpoint import CheckpointError
+from transformer_lib.corpus import make_corpus
+from transformer_lib.evaluation import evaluate_translation
+from transformer_lib.models import Transformer
+from transformer_lib.pretrained import (
+    BOOK_RECIPE,
+    BookRecipe,
+    ShippedModelError,
+    book_corpus,
+    book_model,
+    book_rnn,
+    book_vocabularies,
+    load_shipped,
+    train_book_model,
+    write_shipped,
+)
+from transformer_lib.pretrained import recipe as recipe_module
+from transformer_lib.pretrained.shipped import BOOK_RNN, BOOK_TRANSFORMER, SUMS_FILE, WEIGHTS_DIR, sha256_of
+from transformer_lib.rnn import Seq2SeqGRU
+
+MAX_SHIPPED_BYTES = 10 * 1024 * 1024
+
+
+def test_shipped_files_are_listed_with_their_sha256_and_small():
+    names = sorted(p.name for p in WEIGHTS_DIR.iterdir())
+    model_files = [f"{n}.{ext}" for n in (BOOK_TRANSFORMER, BOOK_RNN) for ext in ("json", "safetensors")]
+    expected = sorted([SUMS_FILE, *model_files])
+    assert names == expected
+    lines = (WEIGHTS_DIR / SUMS_FILE).read_text().splitlines()
+    assert sorted(line.split("  ")[1] for line in lines) == [n for n in expected if n != SUMS_FILE]
+    for line in lines:
+        digest, name = line.split("  ")
+        assert sha256_of(WEIGHTS_DIR / name) == digest, name
+    assert sum(p.stat().st_size for p in WEIGHTS_DIR.iterdir()) <= MAX_SHIPPED_BYTES
+
+
+@pytest.mark.parametrize(("load", "name", "model_class"), [(book_model, BOOK_TRANSFORMER, Transformer),
+                                                           (book_rnn, BOOK_RNN, Seq2SeqGRU)])
+def test_shipped_models_were_made_by_todays_recipe(load, name, model_class):
+    """Change the recipe (or the corpus) without retraining and this fails: run tools/train_book_models.py."""
+    checkpoint = load()
+    assert isinstance(checkpoint.model, model_class) and not checkpoint.model.training
+    assert checkpoint.extra["recipe"] == dataclasses.asdict(BOOK_RECIPE)
+    assert checkpoint.extra["steps"] == (BOOK_RECIPE.steps if model_class is Transformer else BOOK_RECIPE.rnn_steps)
+    src_vocab, tgt_vocab = book_vocabularies(book_corpus())
+    assert checkpoint.src_vocab == src_vocab and checkpoint.tgt_vocab == tgt_vocab
+    if model_class is Transformer:
+        assert checkpoint.config == BOOK_RECIPE.config(len(src_vocab), len(tgt_vocab))
+    assert all(p.dtype == torch.float32 for p in checkpoint.model.parameters())
+
+
+def test_shipped_transformer_reaches_the_target_on_the_test_split():
+    checkpoint = book_model(dtype=torch.float64)
+    corpus = book_corpus()
+    result = evaluate_translation(checkpoint.model, corpus.test, checkpoint.src_vocab, checkpoint.tgt_vocab)
+    assert result.exact_match >= BOOK_RECIPE.target_exact_match
+    # the figure recorded at training time, in float32 on the training machine: within two sentences
+    assert abs(result.exact_match - checkpoint.extra["test_exact_match"]) <= 2 / len(corpus.test)
+
+
+def test_float64_copy_computes_the_same_function():
+    single, double = book_model(), book_model(dtype=torch.float64)
+    assert all(p.dtype == torch.float64 for p in double.model.parameters())
+    src = torch.tensor([single.src_vocab.encode("the small dog sees the cat")])
+    tgt = torch.tensor([[single.tgt_vocab.sos_id]])
+    with torch.no_grad():
+        difference = (single.model(src, tgt).double() - double.model(src, tgt)).abs().max().item()
+    assert 0 < difference < 1e-4
+
+
+def test_loading_never_trains(monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("book_model() must not train")
+
+    monkeypatch.setattr(recipe_module, "train", fail)
+    assert book_model().model is not None and book_rnn().model is not None
+
+
+def _copy_weights(tmp_path):
+    directory = tmp_path / "weights"
+    shutil.copytree(WEIGHTS_DIR, directory)
+    return directory
+
+
+def _rewrite_with_sum(directory, filename, data: bytes):
+    (directory / filename).write_bytes(data)
+    lines = [line for line in (directory / SUMS_FILE).read_text().splitlines() if not line.endswith(filename)]
+    lines.append(f"{sha256_of(directory / filename)}  {filename}")
+    (directory / SUMS_FILE).write_text("\n".join(lines) + "\n")
+
+
+def test_a_copy_loads_like_the_original(tmp_path):
+    directory = _copy_weights(tmp_path)
+    copy, original = load_shipped(BOOK_TRANSFORMER, directory), book_model()
+    assert all(torch.equal(v, original.model.state_dict()[k]) for k, v in copy.model.state_dict().items())
+
+
+@pytest.mark.parametrize("filename", [f"{BOOK_TRANSFORMER}.safetensors", f"{BOOK_TRANSFORMER}.json"])
+def test_a_changed_byte_is_refused_with_advice(tmp_path, filename):
+    directory = _copy_weights(tmp_path)
+    data = bytearray((directory / filename).read_bytes())
+    data[len(data) // 2] ^= 0x01
+    (directory / filename).write_bytes(bytes(data))
+    with pytest.raises(ShippedModelError, match=rf"{filename}: SHA-256 is [0-9a-f]{{64}}, but SHA256SUMS expects.*"
+                                                r"corrupt or was changed.*train_book_models\.py"):
+        load_shipped(BOOK_TRANSFORMER, directory)
+
+
+def test_missing_files_and_sums_are_named(tmp_path):
+    directory = _copy_weights(tmp_path)
+    (directory / f"{BOOK_RNN}.json").unlink()
+    with pytest.raises(ShippedModelError, match=rf"{BOOK_RNN}\.json: missing"):
+        load_shipped(BOOK_RNN, directory)
+    (directory / SUMS_FILE).write_text("not a sum\n")
+    with pytest.raises(ShippedModelError, match="SHA256SUMS: expected lines 'SHA256  FILE'"):
+        load_shipped(BOOK_TRANSFORMER, directory)
+    (directory / SUMS_FILE).unlink()
+    with pytest.raises(ShippedModelError, match="SHA256SUMS: missing"):
+        load_shipped(BOOK_TRANSFORMER, directory)
+
+
+def test_files_that_match_their_sums_but_are_not_a_model_are_refused(tmp_path):
+    """Sums guard against corruption; what they vouch for must still be a model of the right shape."""
+    directory = _copy_weights(tmp_path)
+    _rewrite_with_sum(directory, f"{BOOK_TRANSFORMER}.json", b"{not json")
+    with pytest.raises(ShippedModelError, match="not valid JSON"):
+        load_shipped(BOOK_TRANSFORMER, directory)
+
+    directory = _copy_weights(tmp_path / "second")
+    _rewrite_with_sum(directory, f"{BOOK_TRANSFORMER}.safetensors", b"\x00" * 100)
+    with pytest.raises(ShippedModelError, match="not a readable safetensors file"):
+        load_shipped(BOOK_TRANSFORMER, directory)
+
+    directory = _copy_weights(tmp_path / "third")
+    description = json.loads((directory / f"{BOOK_TRANSFORMER}.json").read_text())
+    description["config"]["d_model"] = 32
+    _rewrite_with_sum(directory, f"{BOOK_TRANSFORMER}.json", json.dumps(description).encode())
+    with pytest.raises(CheckpointError, match="weights do not fit a Transformer"):
+        load_shipped(BOOK_TRANSFORMER, directory)
+
+
+def test_write_then_load_round_trip_and_bad_extra(tmp_path):
+    corpus = make_corpus(0, n_pairs=60, novel_per_combination=1)
+    small = BookRecipe(d_model=16, n_heads=2, n_layers=1, d_ff=16, batch_size=16)
+    model, src_vocab, tgt_vocab, _ = train_book_model(steps=2, recipe=small, corpus=corpus, progress=False)
+    write_shipped("tiny", model, src_vocab, tgt_vocab, {"note": "a test", "loss": 1.5}, directory=tmp_path)
+    loaded = load_shipped("tiny", tmp_path)
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in loaded.model.state_dict().items())
+    assert loaded.src_vocab == src_vocab and loaded.extra == {"note": "a test", "loss": 1.5}
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(TypeError, match="extra: expected only JSON values"):
+        write_shipped("bad", model, src_vocab, tgt_vocab, {"value": torch.tensor(1.0)}, directory=tmp_path)
+    with pytest.raises(ValueError, match="extra: expected finite numbers"):
+        write_shipped("bad", model, src_vocab, tgt_vocab, {"loss": float("nan")}, directory=tmp_path)
+    with pytest.raises(TypeError, match="src_vocab: expected a tokenization.Vocab"):
+        write_shipped("bad", model, ["a"], tgt_vocab, {}, directory=tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing half-written
+    with pytest.raises(ValueError, match="dtype: expected torch.float32 or torch.float64"):
+        load_shipped("tiny", tmp_path, dtype=torch.float16)
+
+
+def test_training_to_the_target_stops_there():
+    corpus = make_corpus(0, n_pairs=60, novel_per_combination=1)
+    small = BookRecipe(d_model=16, n_heads=2, n_layers=1, d_ff=16, batch_size=16, target_exact_match=0.0)
+    _, _, _, history = train_book_model(steps=50, stop_at_target=True, eval_every=5, recipe=small, corpus=corpus,
+                                        progress=False)
+    assert history.stop_reason == "callback" and history.steps[-1] == 5  # a target of 0 is met at the first check
+    assert history.evaluations[0]["valid_exact_match"] >= 0.0
+    with pytest.raises(ValueError, match="evaluate: stop_at_target=True"):
+        train_book_model(steps=1, stop_at_target=True, evaluate=lambda m: {}, recipe=small, corpus=corpus,
+                         progress=False)
