@@ -2,8 +2,14 @@ import pytest
 import torch
 
 from transformer_lib.capture import capture_attention
-from transformer_lib.config import PRESETS, TransformerConfig, count_parameters, parameter_count
-from transformer_lib.models import DecoderOnlyTransformer, EncoderOnlyTransformer, Transformer
+from transformer_lib.config import PRESETS, TransformerConfig
+from transformer_lib.models import (
+    DecoderOnlyTransformer,
+    EncoderOnlyTransformer,
+    Transformer,
+    count_parameters,
+    parameter_count,
+)
 
 
 def tiny(**changes) -> TransformerConfig:

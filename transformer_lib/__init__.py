@@ -12,12 +12,19 @@ This package namespace exports the model pieces. Import the rest from its module
 
 from .attention import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
 from .capture import AttentionMaps, capture_attention
-from .config import PRESETS, TransformerConfig, count_parameters, parameter_count
+from .config import PRESETS, TransformerConfig
 from .decoder import Decoder, DecoderLayer, DecoderLayerCache
 from .embeddings import TokenEmbedding
 from .encoder import Encoder, EncoderLayer
 from .feed_forward import PositionwiseFeedForward
-from .models import DecoderOnlyTransformer, EncoderOnlyTransformer, InputEmbedding, Transformer
+from .models import (
+    DecoderOnlyTransformer,
+    EncoderOnlyTransformer,
+    InputEmbedding,
+    Transformer,
+    count_parameters,
+    parameter_count,
+)
 from .multi_head_attention import KVCache, MultiHeadAttention
 from .positional_encoding import (
     LearnedPositionalEmbedding,
