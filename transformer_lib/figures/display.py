@@ -9,11 +9,13 @@ static folder. ``BOOK_TEMPLATE`` is the small plotly template every figure modul
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
 from collections import Counter
 
+import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.io.base_renderers import MimetypeRenderer
@@ -46,13 +48,44 @@ def div_id(content: str, prefix: str = "fig") -> str:
     return f"{prefix}-{digest}-{_shown[digest]}"
 
 
+SIGNIFICANT_DIGITS = 4
+
+
+def rounded_numbers(value: object, digits: int = SIGNIFICANT_DIGITS) -> object:
+    """``value`` (a figure's dict, or any part of it) with every float rounded to ``digits``
+    significant digits, and float arrays turned into lists of such numbers.
+
+    A figure's numbers are stored in the notebook and compared by the notebook tests on the
+    reader's machine. Two CPUs compute the same float64 result up to about 1e-15 (their vector
+    instructions add in different orders); four digits hide that, and are more than a screen shows.
+    """
+    if isinstance(value, dict) and "bdata" in value and "dtype" in value:  # plotly's base64 form of an array
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        if "shape" in value:
+            array = array.reshape([int(n) for n in str(value["shape"]).split(",")])
+        return rounded_numbers(array, digits)
+    if isinstance(value, dict):
+        return {key: rounded_numbers(item, digits) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [rounded_numbers(item, digits) for item in value]
+    if isinstance(value, np.ndarray):
+        return rounded_numbers(value.tolist(), digits) if value.dtype.kind in "fiuc" else value.tolist()
+    if isinstance(value, float | np.floating):
+        return float(f"{float(value):.{digits}g}")
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
 def figure_mimebundle(fig: go.Figure | dict) -> dict[str, object]:
     """The display data of ``fig``: plotly JSON for JupyterLab, HTML for the book, a line of text.
 
     The HTML expects ``Plotly`` to be defined on the page (the book loads plotly.js once from
     its static folder) rather than carrying a 1.5 to 4.8 MB copy in every notebook and page.
+    Every number is rounded to ``SIGNIFICANT_DIGITS`` (``rounded_numbers``), so that the stored
+    figure is the same on every machine.
     """
-    fig_dict = fig.to_dict() if isinstance(fig, go.Figure) else fig
+    fig_dict = rounded_numbers(fig.to_dict() if isinstance(fig, go.Figure) else fig)
     fig_json = pio.to_json(fig_dict, validate=False)
     height = fig_dict.get("layout", {}).get("height")
     page_html = pio.to_html(
