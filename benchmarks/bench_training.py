@@ -22,9 +22,10 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.utils.flop_counter import FlopCounterMode
 
-from transformer_lib.config import TransformerConfig, count_parameters
-from transformer_lib.models import Transformer
+from transformer_lib.config import TransformerConfig
+from transformer_lib.models import Transformer, count_parameters
 from transformer_lib.positional_encoding import sinusoidal_table
+from transformer_lib.torch_reference import copy_transformer
 
 # PyTorch's nn.Transformer warns about its inference fast path (nested tensors).
 warnings.filterwarnings("ignore", message="enable_nested_tensor is True")
@@ -92,31 +93,10 @@ def copy_weights(ours: Transformer, theirs: TorchTransformer) -> None:
     the output layer, the logits are so large that a fifth of their gradients are denormal
     floats, on which a CPU multiplies many times more slowly.
     """
-
-    def attention(a, b: nn.MultiheadAttention) -> None:
-        b.in_proj_weight.copy_(torch.cat([a.w_q.weight, a.w_k.weight, a.w_v.weight]))
-        b.in_proj_bias.copy_(torch.cat([a.w_q.bias, a.w_k.bias, a.w_v.bias]))
-        b.out_proj.load_state_dict(a.w_o.state_dict())
-
-    def common(a, b, norms) -> None:
-        b.linear1.load_state_dict(a.feed_forward.linear1.state_dict())
-        b.linear2.load_state_dict(a.feed_forward.linear2.state_dict())
-        for i, residual in enumerate(norms, start=1):  # norm1, norm2 (and norm3 in a decoder layer)
-            getattr(b, f"norm{i}").load_state_dict(residual.norm.state_dict())
-
     theirs.src_embed.weight.copy_(ours.src_embed.token.embedding.weight)
     theirs.tgt_embed.weight.copy_(ours.tgt_embed.token.embedding.weight)
     theirs.generator.load_state_dict(ours.generator.state_dict())
-    for a, b in zip(ours.encoder.layers, theirs.transformer.encoder.layers, strict=True):
-        attention(a.self_attn, b.self_attn)
-        common(a, b, (a.attn_residual, a.ff_residual))
-    for a, b in zip(ours.decoder.layers, theirs.transformer.decoder.layers, strict=True):
-        attention(a.self_attn, b.self_attn)
-        attention(a.cross_attn, b.multihead_attn)
-        common(a, b, (a.self_residual, a.cross_residual, a.ff_residual))
-    for a, b in ((ours.encoder, theirs.transformer.encoder), (ours.decoder, theirs.transformer.decoder)):
-        if a.final_norm is not None:
-            b.norm.load_state_dict(a.final_norm.state_dict())
+    copy_transformer(ours, theirs.transformer)
 
 
 def make_batch(config: TransformerConfig, batch: int, length: int, device: torch.device, seed: int = 0):

@@ -2,20 +2,24 @@
 
 Run: python benchmarks/reference_deviation.py
 The tests (tests/test_multi_head_attention.py, tests/test_layers.py) assert these within tolerances;
-this script prints how far inside the tolerances we are.
+this script prints how far inside the tolerances we are. The weights are copied by
+``transformer_lib.torch_reference``, as in the tests.
 """
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
+import harness  # noqa: F401 -- like every benchmark: this checkout's library first on the path
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from tests.reference import (  # noqa: E402
+from transformer_lib.attention import causal_mask, combine_masks, padding_mask
+from transformer_lib.config import TransformerConfig
+from transformer_lib.decoder import DecoderLayer
+from transformer_lib.encoder import EncoderLayer
+from transformer_lib.models import Transformer
+from transformer_lib.multi_head_attention import MultiHeadAttention
+from transformer_lib.residual import LayerNorm
+from transformer_lib.torch_reference import (
     copy_attention,
     copy_decoder_layer,
     copy_encoder_layer,
@@ -24,13 +28,6 @@ from tests.reference import (  # noqa: E402
     randomize_norms,
     torch_transformer_like,
 )
-from transformer_lib.attention import causal_mask, combine_masks, padding_mask  # noqa: E402
-from transformer_lib.config import TransformerConfig  # noqa: E402
-from transformer_lib.decoder import DecoderLayer  # noqa: E402
-from transformer_lib.encoder import EncoderLayer  # noqa: E402
-from transformer_lib.models import Transformer  # noqa: E402
-from transformer_lib.multi_head_attention import MultiHeadAttention  # noqa: E402
-from transformer_lib.residual import LayerNorm  # noqa: E402
 
 D, H, FF = 64, 8, 128
 

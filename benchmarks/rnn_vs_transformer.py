@@ -16,8 +16,8 @@ import os
 import harness  # noqa: F401 -- first: it sets OpenMP's wait policy before torch starts
 import torch
 
-from transformer_lib.config import count_parameters
 from transformer_lib.evaluation import evaluate_translation
+from transformer_lib.models import count_parameters
 from transformer_lib.pretrained import BOOK_RECIPE, book_corpus, train_book_model, train_book_rnn
 
 

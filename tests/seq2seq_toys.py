@@ -63,3 +63,9 @@ def one_thread():
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+def tiny_book_model(d_model: int) -> TransformerConfig:
+    """The book's preset, shrunk to one layer of two heads for recipe tests that must run in seconds."""
+    return TransformerConfig.preset("book", d_model=d_model, n_heads=2, n_encoder_layers=1, n_decoder_layers=1,
+                                    d_ff=d_model)

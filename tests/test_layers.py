@@ -9,11 +9,11 @@ from transformer_lib.encoder import EncoderLayer
 from transformer_lib.feed_forward import PositionwiseFeedForward
 from transformer_lib.models import Transformer
 from transformer_lib.residual import LayerNorm, Residual, layer_norm
-
-from .reference import (
+from transformer_lib.torch_reference import (
     copy_decoder_layer,
     copy_encoder_layer,
     copy_norm,
+    copy_transformer,
     key_padding,
     randomize_norms,
     torch_transformer_like,
@@ -122,3 +122,13 @@ def test_full_model_equals_torch_transformer(dtype, norm_first):
                         memory_key_padding_mask=src == 0)
         ref = ours.generator(hidden)
     torch.testing.assert_close(logits, ref, **TOL[dtype])
+
+
+def test_copy_transformer_refuses_final_norms_that_do_not_match():
+    config = TransformerConfig(src_vocab_size=20, tgt_vocab_size=20, d_model=D_MODEL, n_heads=HEADS,
+                               n_encoder_layers=1, n_decoder_layers=1, d_ff=D_FF, dropout=0.0, max_len=16)
+    theirs = nn.Transformer(D_MODEL, HEADS, 1, 1, D_FF, dropout=0.0, batch_first=True)  # final norms always
+    with pytest.raises(ValueError, match="theirs: encoder.norm must be a LayerNorm exactly when ours has"):
+        copy_transformer(Transformer(config), theirs)  # post-norm: ours has none
+    theirs.encoder.norm = theirs.decoder.norm = None
+    copy_transformer(Transformer(config), theirs)

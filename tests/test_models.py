@@ -2,8 +2,14 @@ import pytest
 import torch
 
 from transformer_lib.capture import capture_attention
-from transformer_lib.config import PRESETS, TransformerConfig, count_parameters, parameter_count
-from transformer_lib.models import DecoderOnlyTransformer, EncoderOnlyTransformer, Transformer
+from transformer_lib.config import PRESETS, TransformerConfig
+from transformer_lib.models import (
+    DecoderOnlyTransformer,
+    EncoderOnlyTransformer,
+    Transformer,
+    count_parameters,
+    parameter_count,
+)
 
 
 def tiny(**changes) -> TransformerConfig:
@@ -153,3 +159,10 @@ def test_dropout_is_active_in_training_only():
     assert not torch.equal(model(src, tgt), model(src, tgt))
     model.eval()
     assert torch.equal(model(src, tgt), model(src, tgt))
+
+
+def test_the_book_preset_is_the_model_the_book_trains():
+    from transformer_lib.pretrained import BOOK_RECIPE
+
+    # The vocabulary sizes come from the corpus's vocabularies; every other field is the preset's.
+    assert TransformerConfig.preset("book", src_vocab_size=37, tgt_vocab_size=41) == BOOK_RECIPE.config(37, 41)

@@ -4,8 +4,7 @@ from torch import nn
 
 from transformer_lib.attention import causal_mask, combine_masks, padding_mask
 from transformer_lib.multi_head_attention import KVCache, MultiHeadAttention
-
-from .reference import copy_attention, key_padding
+from transformer_lib.torch_reference import copy_attention, key_padding
 
 D_MODEL, HEADS = 32, 4
 TOL = {torch.float32: dict(rtol=1e-5, atol=1e-6), torch.float64: dict(rtol=1e-12, atol=1e-12)}

@@ -29,6 +29,8 @@ from transformer_lib.pretrained import recipe as recipe_module
 from transformer_lib.pretrained.shipped import BOOK_RNN, BOOK_TRANSFORMER, SUMS_FILE, WEIGHTS_DIR, sha256_of
 from transformer_lib.rnn import Seq2SeqGRU
 
+from .seq2seq_toys import tiny_book_model
+
 MAX_SHIPPED_BYTES = 10 * 1024 * 1024
 
 
@@ -152,7 +154,7 @@ def test_files_that_match_their_sums_but_are_not_a_model_are_refused(tmp_path):
 
 def test_write_then_load_round_trip_and_bad_extra(tmp_path):
     corpus = make_corpus(0, n_pairs=60, novel_per_combination=1)
-    small = BookRecipe(d_model=16, n_heads=2, n_layers=1, d_ff=16, batch_size=16)
+    small = BookRecipe(model=tiny_book_model(16), batch_size=16)
     model, src_vocab, tgt_vocab, _ = train_book_model(steps=2, recipe=small, corpus=corpus, progress=False)
     write_shipped("tiny", model, src_vocab, tgt_vocab, {"note": "a test", "loss": 1.5}, directory=tmp_path)
     loaded = load_shipped("tiny", tmp_path)
@@ -172,7 +174,7 @@ def test_write_then_load_round_trip_and_bad_extra(tmp_path):
 
 def test_training_to_the_target_stops_there():
     corpus = make_corpus(0, n_pairs=60, novel_per_combination=1)
-    small = BookRecipe(d_model=16, n_heads=2, n_layers=1, d_ff=16, batch_size=16, target_exact_match=0.0)
+    small = BookRecipe(model=tiny_book_model(16), batch_size=16, target_exact_match=0.0)
     _, _, _, history = train_book_model(steps=50, stop_at_target=True, eval_every=5, recipe=small, corpus=corpus,
                                         progress=False)
     assert history.stop_reason == "callback" and history.steps[-1] == 5  # a target of 0 is met at the first check

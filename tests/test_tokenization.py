@@ -8,7 +8,9 @@ from collections import Counter
 import pytest
 import torch
 
+from transformer_lib.config import TransformerConfig
 from transformer_lib.corpus import french_words, make_corpus
+from transformer_lib.models import Transformer
 from transformer_lib.tokenization import (
     END_OF_WORD,
     SPECIALS,
@@ -213,7 +215,7 @@ def test_batch_padding_and_teacher_forcing(small_vocabs) -> None:
         [sos, t["x"], t["y"], 0, 0], [sos, t["x"], t["y"], t["z"], t["w"]], [sos, t["y"], 0, 0, 0]]
     assert batch.tgt_out.tolist() == [
         [t["x"], t["y"], eos, 0, 0], [t["x"], t["y"], t["z"], t["w"], eos], [t["y"], eos, 0, 0, 0]]
-    assert batch.n_tokens == 3 + 5 + 2 and len(batch) == 3
+    assert int((batch.tgt_out != 0).sum()) == 3 + 5 + 2 and len(batch) == 3  # tokens to predict
 
 
 def test_shift_right_relation(corpus, vocabs) -> None:
@@ -226,12 +228,16 @@ def test_shift_right_relation(corpus, vocabs) -> None:
         assert torch.equal(batch.tgt_in != 0, batch.tgt_out != 0)  # same lengths, one step apart
 
 
-def test_masks(small_vocabs) -> None:
-    (batch,) = make_batches(PAIRS, *small_vocabs, batch_size=3, shuffle=False)
-    assert batch.src_mask.shape == (3, 1, 1, 3) and batch.src_mask.dtype == torch.bool
-    assert torch.equal(batch.src_mask[:, 0, 0], batch.src != 0)
-    assert batch.src_mask[1, 0, 0].tolist() == [True, False, False]
-    tgt_mask = batch.tgt_mask
+def test_the_models_masks_of_a_batch(small_vocabs) -> None:
+    src_vocab, tgt_vocab = small_vocabs
+    (batch,) = make_batches(PAIRS, src_vocab, tgt_vocab, batch_size=3, shuffle=False)
+    model = Transformer(TransformerConfig(src_vocab_size=len(src_vocab), tgt_vocab_size=len(tgt_vocab), d_model=8,
+                                          n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=16, max_len=8))
+    src_mask = model.src_mask(batch.src)
+    assert src_mask.shape == (3, 1, 1, 3) and src_mask.dtype == torch.bool
+    assert torch.equal(src_mask[:, 0, 0], batch.src != 0)
+    assert src_mask[1, 0, 0].tolist() == [True, False, False]
+    tgt_mask = model.tgt_mask(batch.tgt_in)
     assert tgt_mask.shape == (3, 1, 5, 5)
     assert tgt_mask[1, 0].tolist() == torch.ones(5, 5, dtype=torch.bool).tril().tolist()
     assert tgt_mask[2, 0, 4].tolist() == [True, True, False, False, False]  # causal and no padding key

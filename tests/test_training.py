@@ -15,7 +15,7 @@ from transformer_lib.training import (
     warmup_scheduler,
 )
 
-from .seq2seq_toys import EOS, SOS, one_thread, reverse_pairs, tiny_model, to_batches
+from .seq2seq_toys import EOS, SOS, one_thread, reverse_pairs, tiny_book_model, tiny_model, to_batches
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -257,7 +257,7 @@ def test_book_recipe_builds_vocabularies_model_and_trains_deterministically():
 
     corpus = make_corpus(0, n_pairs=100, novel_per_combination=1)
     runs = [train_book_model(steps=3, corpus=corpus, progress=False,
-                             recipe=BookRecipe(seed=seed, d_model=32, n_heads=2, n_layers=1, d_ff=32, batch_size=16))
+                             recipe=BookRecipe(seed=seed, model=tiny_book_model(32), batch_size=16))
             for seed in (0, 0, 1)]
     model, src_vocab, tgt_vocab, history = runs[0]
     assert isinstance(model, Transformer) and not model.training
@@ -278,7 +278,7 @@ def test_book_rnn_trains_under_the_same_conditions():
     from transformer_lib.rnn import Seq2SeqGRU
 
     corpus = make_corpus(0, n_pairs=60, novel_per_combination=1)
-    small = BookRecipe(d_model=16, n_heads=2, n_layers=1, d_ff=16, batch_size=16, rnn_hidden_size=24)
+    small = BookRecipe(model=tiny_book_model(16), batch_size=16, rnn_hidden_size=24)
     rnn, src_vocab, tgt_vocab, history = train_book_rnn(steps=2, recipe=small, corpus=corpus, progress=False)
     _, src_t, tgt_t, history_t = train_book_model(steps=2, recipe=small, corpus=corpus, progress=False)
     assert isinstance(rnn, Seq2SeqGRU) and rnn.config.hidden_size == 24 and rnn.config.d_model == 16

@@ -7,7 +7,7 @@ Each notebook runs top to bottom in a fresh ``python3`` kernel (nbclient), from 
 importing ``transformer_lib`` from this checkout. ``store_widget_state=True`` writes the widgets'
 state into the notebook metadata, which is what lets the built book draw them without a kernel.
 The kernel sees ``TRANSFORMER_BOOK_BUILD=1``, so bertviz views load their libraries from the
-book's static folder instead of carrying them (``transformer_lib.visualization``).
+book's static folder instead of carrying them (``transformer_lib.figures.bertviz``).
 
 Re-running on unchanged code changes nothing: widget model ids (random per kernel) are renamed
 to ids derived from the notebook's name and their order, and no timings are recorded.

@@ -2,8 +2,10 @@
 
 Chapter by chapter: ``rnn`` (1), ``embeddings`` and ``tokenization`` (2),
 ``positional_encoding`` (3), ``attention`` (4), ``multi_head_attention`` (5), ``residual``,
-``feed_forward``, ``encoder``, ``decoder``, ``models`` and ``config`` (6), ``corpus``,
-``training``, ``decoding``, ``checkpoint``, ``evaluation`` and ``capture`` (7).
+``feed_forward``, ``encoder``, ``decoder``, ``models`` and ``config`` (6), ``corpus``
+(with ``grammar`` and ``lexicon``), ``training``, ``decoding``, ``checkpoint``, ``evaluation``
+and ``capture`` (7). The book's figures are in the ``figures`` package, one module per kind
+of picture; ``torch_reference`` copies our weights into PyTorch's own modules.
 
 This package namespace exports the model pieces. Import the rest from its module
 (``from transformer_lib.training import train``): they bring in heavier libraries
@@ -12,12 +14,19 @@ This package namespace exports the model pieces. Import the rest from its module
 
 from .attention import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
 from .capture import AttentionMaps, capture_attention
-from .config import PRESETS, TransformerConfig, count_parameters, parameter_count
+from .config import PRESETS, TransformerConfig
 from .decoder import Decoder, DecoderLayer, DecoderLayerCache
 from .embeddings import TokenEmbedding
 from .encoder import Encoder, EncoderLayer
 from .feed_forward import PositionwiseFeedForward
-from .models import DecoderOnlyTransformer, EncoderOnlyTransformer, InputEmbedding, Transformer
+from .models import (
+    DecoderOnlyTransformer,
+    EncoderOnlyTransformer,
+    InputEmbedding,
+    Transformer,
+    count_parameters,
+    parameter_count,
+)
 from .multi_head_attention import KVCache, MultiHeadAttention
 from .positional_encoding import (
     LearnedPositionalEmbedding,

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
+from .decoding import Translation
 from .models import DecoderOnlyTransformer, EncoderOnlyTransformer, Transformer
 from .multi_head_attention import MultiHeadAttention
+from .tokenization import Vocab
 
 
 @dataclass
@@ -109,3 +111,24 @@ def capture_attention(
     finally:
         model.train(was_training)
     return maps
+
+
+def capture_translation(
+    model: Transformer, translation: Translation, src_vocab: Vocab, tgt_vocab: Vocab
+) -> AttentionMaps:
+    """The attention maps behind a ``decoding.translate`` result: one forward pass over its source
+    and over the decoder inputs that produced its tokens.
+
+    Each decoder input produces the next token: ``<sos>`` the first, the last generated token
+    ``<eos>``. A translation cut off at its length limit has no ``<eos>``, so its last token was
+    never read and is not a row of the maps.
+    """
+    if not isinstance(model, Transformer):
+        raise TypeError(f"model: expected a transformer_lib.models.Transformer, got {type(model).__name__}")
+    if not isinstance(translation, Translation):
+        raise TypeError(f"translation: expected a decoding.Translation, got {type(translation).__name__}")
+    read = translation.ids if translation.ended else translation.ids[:-1]
+    device = next(model.parameters()).device
+    src = torch.tensor([translation.src_ids], device=device)  # (1, S)
+    tgt = torch.tensor([[tgt_vocab.sos_id, *read]], device=device)  # (1, T)
+    return capture_attention(model, src, tgt, src_vocab=src_vocab.itos, tgt_vocab=tgt_vocab.itos)

@@ -2,16 +2,18 @@
 
 ``base`` and ``big`` are Table 3 of Vaswani et al. 2017 (English-German, a shared
 byte-pair vocabulary of about 37000 tokens, one weight matrix for both embeddings
-and the pre-softmax projection). ``small`` is the model this book trains on a CPU.
+and the pre-softmax projection). ``book`` is the shape of the model this book trains on a
+CPU (``pretrained.book_model()``; its vocabulary sizes come from the corpus's vocabularies).
+``small`` is a small model of the same depth, twice as wide, for experiments.
+
+Counting a model's parameters lives with the models (``models.count_parameters``,
+``models.parameter_count``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-
-import torch
-from torch import nn
 
 from .feed_forward import ACTIVATIONS
 from .validation import check_choice, check_divisible, check_positive_int, check_probability
@@ -87,22 +89,12 @@ PRESETS: dict[str, TransformerConfig] = {
         n_encoder_layers=6, n_decoder_layers=6, d_ff=4096, dropout=0.3,
         tie_output_embedding=True, share_source_target_embedding=True,
     ),
+    "book": TransformerConfig(
+        d_model=64, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=256, dropout=0.1, max_len=64,
+    ),
     "small": TransformerConfig(
         src_vocab_size=1000, tgt_vocab_size=1000, d_model=128, n_heads=4,
         n_encoder_layers=2, n_decoder_layers=2, d_ff=256, dropout=0.1, max_len=64,
     ),
 }
 
-
-def count_parameters(model: nn.Module) -> int:
-    """Trainable parameters; a matrix shared by several layers counts once."""
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)
-
-
-def parameter_count(config: TransformerConfig) -> int:
-    """Parameters of the encoder-decoder ``Transformer`` for ``config``, counted without
-    allocating them (the model is built on PyTorch's "meta" device)."""
-    from .models import Transformer  # models imports config: import here to avoid a cycle
-
-    with torch.device("meta"):
-        return count_parameters(Transformer(config))

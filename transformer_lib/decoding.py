@@ -10,7 +10,8 @@ generated tokens, whichever comes first.
   paper: "beam search with a beam size of 4 and length penalty alpha = 0.6").
 * ``sample_decode``: draws each token at random, with a temperature and top-k.
 * ``trace_greedy``: greedy decoding of one sentence, step by step, as data for the book.
-* ``translate``: a sentence in, a sentence out.
+* ``translate``: a sentence in, a sentence out (``generate`` is its batched core, which
+  ``evaluation.translate_batch`` shares).
 
 All of them run on a key/value cache: the model encodes the source once, and each step
 feeds only the newest token (``model.decode(new_tokens, memory, src_ids, cache)``), the
@@ -431,7 +432,26 @@ def trace_greedy(
     return trace
 
 
-# --------------------------------------------------------------------------- one sentence
+# --------------------------------------------------------------------------- sentences
+
+
+def default_max_len(model: object, src_len: int) -> int:
+    """How many tokens a translation may take: twice the source length plus 10, capped by the
+    model's positional table (``max_decode_length``)."""
+    limit = max_decode_length(model)
+    return 2 * src_len + 10 if limit is None else min(2 * src_len + 10, limit)
+
+
+def generate(model: Seq2SeqModel, src_ids: Tensor, tgt_vocab: Vocab, *, beam_size: int = 1, alpha: float = 0.6,
+             max_len: int | None = None) -> list[list[int]]:
+    """Generated ids for each row of ``src_ids`` (B, S): greedy with ``beam_size=1``, beam search
+    otherwise. ``max_len`` defaults to ``default_max_len(model, S)``."""
+    if max_len is None:
+        max_len = default_max_len(model, src_ids.shape[-1])
+    special = dict(sos_id=tgt_vocab.sos_id, eos_id=tgt_vocab.eos_id, max_len=max_len, pad_id=tgt_vocab.pad_id)
+    if beam_size == 1:
+        return greedy_decode(model, src_ids, **special)
+    return [h.tokens for h in beam_search(model, src_ids, beam_size=beam_size, alpha=alpha, **special)]
 
 
 @dataclass
@@ -439,25 +459,22 @@ class Translation:
     text: str  # the translation, detokenised by the target vocabulary
     tokens: list[str]  # the generated target tokens
     unknown_words: list[str]  # source words missing from the source vocabulary (read as <unk>)
+    src_ids: list[int]  # what the encoder read
+    ids: list[int]  # the generated target ids, without <sos> and <eos>
+    ended: bool  # the model produced <eos> (False: it stopped at the length limit)
+    source_length: int  # tokens in the sentence: more than len(src_ids) if the model reads fewer
 
     def __str__(self) -> str:
         return self.text
 
 
-def translate(
-    model: Seq2SeqModel,
-    sentence: str,
-    src_vocab: Vocab,
-    tgt_vocab: Vocab,
-    *,
-    beam_size: int = 1,
-    alpha: float = 0.6,
-    max_len: int | None = None,
-) -> Translation:
+def translate(model: Seq2SeqModel, sentence: str, src_vocab: Vocab, tgt_vocab: Vocab, *, beam_size: int = 1,
+              alpha: float = 0.6, max_len: int | None = None) -> Translation:
     """Translate one sentence: greedy with ``beam_size=1``, beam search otherwise.
 
-    ``max_len`` defaults to twice the source length plus 10, capped by the model's
-    positional table.
+    ``max_len`` defaults to ``default_max_len``. A sentence longer than the model's positional
+    table is cut to it (``source_length`` keeps the full length); unknown words are read as
+    ``<unk>`` and listed in ``unknown_words``.
     """
     if not isinstance(sentence, str):
         raise TypeError(f"sentence: expected a str, got {type(sentence).__name__}")
@@ -467,16 +484,12 @@ def translate(
     ids, unknown = src_vocab.encode_with_unknowns(sentence)
     if not ids:
         raise ValueError(f"sentence: expected at least one token, got {sentence!r}")
+    source_length, limit = len(ids), max_decode_length(model)
+    ids = ids if limit is None else ids[:limit]  # the encoder's positions end where the decoder's do
     device = next(model.parameters()).device
     src_ids = torch.tensor([ids], dtype=torch.long, device=device)
     if max_len is None:
-        max_len = 2 * len(ids) + 10
-        limit = max_decode_length(model)
-        if limit is not None:
-            max_len = min(max_len, limit)
-    special = dict(sos_id=tgt_vocab.sos_id, eos_id=tgt_vocab.eos_id, max_len=max_len, pad_id=tgt_vocab.pad_id)
-    if beam_size == 1:
-        out = greedy_decode(model, src_ids, **special)[0]
-    else:
-        out = beam_search(model, src_ids, beam_size=beam_size, alpha=alpha, **special)[0].tokens
-    return Translation(tgt_vocab.decode(out), [tgt_vocab.itos[i] for i in out], unknown)
+        max_len = default_max_len(model, len(ids))
+    (out,) = generate(model, src_ids, tgt_vocab, beam_size=beam_size, alpha=alpha, max_len=max_len)
+    return Translation(tgt_vocab.decode(out), [tgt_vocab.itos[i] for i in out], unknown, ids, out,
+                       ended=len(out) < max_len, source_length=source_length)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import sacrebleu
 import torch
 
-from .decoding import Seq2SeqModel, beam_search, greedy_decode, max_decode_length
-from .tokenization import Vocab
+from .decoding import Seq2SeqModel, generate
+from .tokenization import Vocab, pad_sequences
 from .validation import check_positive_int
 
 DEFAULT_EDGES = (3, 6, 9, 12, 16)  # the buckets of corpus.split_by_length
@@ -121,8 +121,9 @@ def translate_batch(
     """Translate many sentences, ``batch_size`` at a time (greedy, or beam search if ``beam_size`` > 1).
 
     Sentences of similar length are batched together (less padding); the result keeps
-    the input order. ``max_len`` defaults to twice the longest source plus 10, capped
-    by the model's positional table.
+    the input order. Each batch is decoded by ``decoding.generate``, as ``decoding.translate``
+    decodes one sentence: ``max_len`` defaults to ``decoding.default_max_len`` of the batch's
+    longest source.
     """
     sentences = _check_strings("sentences", sentences)
     check_positive_int("batch_size", batch_size)
@@ -136,22 +137,11 @@ def translate_batch(
         if not ids:
             raise ValueError(f"sentences[{i}]: expected at least one word, got {sentences[i]!r}")
     order = sorted(range(len(sentences)), key=lambda i: len(encoded[i]))
-    limit = max_decode_length(model)
     out: list[str] = [""] * len(sentences)
     for start in range(0, len(order), batch_size):
         chunk = order[start:start + batch_size]
-        width = max(len(encoded[i]) for i in chunk)
-        src = torch.full((len(chunk), width), src_vocab.pad_id, dtype=torch.long)
-        for row, i in enumerate(chunk):
-            src[row, :len(encoded[i])] = torch.tensor(encoded[i])
-        steps = max_len if max_len is not None else 2 * width + 10
-        if limit is not None and max_len is None:
-            steps = min(steps, limit)
-        special = dict(sos_id=tgt_vocab.sos_id, eos_id=tgt_vocab.eos_id, max_len=steps, pad_id=tgt_vocab.pad_id)
-        if beam_size == 1:
-            ids = greedy_decode(model, src.to(device), **special)
-        else:
-            ids = [h.tokens for h in beam_search(model, src.to(device), beam_size=beam_size, alpha=alpha, **special)]
+        src = pad_sequences([encoded[i] for i in chunk], src_vocab.pad_id).to(device)  # (B, longest in chunk)
+        ids = generate(model, src, tgt_vocab, beam_size=beam_size, alpha=alpha, max_len=max_len)
         for i, tokens in zip(chunk, ids, strict=True):
             out[i] = tgt_vocab.decode(tokens)
     return out

@@ -5,10 +5,13 @@
   ``EncoderLayer`` (self-attention + feed-forward) run under a causal mask.
 * ``EncoderOnlyTransformer``: a BERT-style model, the encoder stack alone, with a
   head that predicts a token at every position (masked-language modelling).
+* ``count_parameters`` and ``parameter_count``: the size of a model, or of the
+  ``Transformer`` a config describes.
 """
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor, nn
 
 from .attention import causal_mask, combine_masks, padding_mask
@@ -172,3 +175,15 @@ class EncoderOnlyTransformer(nn.Module):
         """(B, T) ids -> (B, T, vocab) logits; every position sees every non-padding position."""
         check_token_ids("ids", ids, self.config.src_vocab_size)
         return self.mlm_head(self.encoder(self.embed(ids), padding_mask(ids, self.config.pad_id)))
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Trainable parameters; a matrix shared by several layers counts once."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def parameter_count(config: TransformerConfig) -> int:
+    """Parameters of the encoder-decoder ``Transformer`` for ``config``, counted without
+    allocating them (the model is built on PyTorch's "meta" device)."""
+    with torch.device("meta"):
+        return count_parameters(Transformer(config))

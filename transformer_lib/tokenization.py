@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from .attention import causal_mask, combine_masks, padding_mask
 from .validation import check_positive_int
 
 PAD, SOS, EOS, UNK = "<pad>", "<sos>", "<eos>", "<unk>"
@@ -314,27 +313,14 @@ class Batch:
     src      (B, S)  source ids
     tgt_in   (B, T)  <sos> y1 ... yn   what the decoder reads
     tgt_out  (B, T)  y1 ... yn <eos>   what it must predict at each position
-    Padding is ``pad_id`` (0) everywhere.
+    Padding is ``pad_id`` (0) everywhere. The model builds its masks from the ids
+    (``Transformer.src_mask`` and ``tgt_mask``).
     """
 
     src: Tensor
     tgt_in: Tensor
     tgt_out: Tensor
     pad_id: int = 0
-
-    @property
-    def src_mask(self) -> Tensor:
-        return padding_mask(self.src, self.pad_id)  # (B, 1, 1, S)
-
-    @property
-    def tgt_mask(self) -> Tensor:
-        causal = causal_mask(self.tgt_in.shape[1], device=self.tgt_in.device)  # (T, T)
-        return combine_masks(padding_mask(self.tgt_in, self.pad_id), causal)  # (B, 1, T, T)
-
-    @property
-    def n_tokens(self) -> int:
-        """Target tokens to predict (not padding): the denominator of a per-token loss."""
-        return int((self.tgt_out != self.pad_id).sum())
 
     def __len__(self) -> int:
         return self.src.shape[0]

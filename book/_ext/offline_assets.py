@@ -1,7 +1,7 @@
 """Sphinx extension: the page-level script fixes the offline book needs.
 
 * plotly.js on the pages that draw plotly figures, and only there. Figures reach the page as
-  HTML that calls ``Plotly.newPlot`` (``transformer_lib.visualization.figure_mimebundle``), in
+  HTML that calls ``Plotly.newPlot`` (``transformer_lib.figures.display.figure_mimebundle``), in
   the page body or inside saved ipywidgets state. One copy of plotly.js, in
   ``_static/vendor/plotly`` (the cartesian bundle: the 2-D trace types listed in its TRACES.txt),
   serves the whole book; a page without figures does not pay its 1.5 MB.

@@ -9,7 +9,7 @@ fixed number of steps, by ``tools/train_book_models.py``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import torch
@@ -26,33 +26,27 @@ from ..training import PAPER_LABEL_SMOOTHING, StepReport, TrainingHistory, train
 
 @dataclass(frozen=True)
 class BookRecipe:
-    """The hyper-parameters of the model the book trains on a laptop CPU (tuned with
-    ``benchmarks/train_book_model.py``). The paper's base model is d_model=512, six
-    layers each side, d_ff=2048, on 4.5 million sentence pairs for 100000 steps."""
+    """How the book trains its models on a laptop CPU (tuned with ``benchmarks/train_book_model.py``).
 
+    The Transformer's shape is the config preset ``"book"`` (d_model 64, 4 heads, 2 layers each
+    side, d_ff 256, dropout 0.1); the paper's base model is d_model 512, six layers each side,
+    d_ff 2048, trained on 4.5 million sentence pairs for 100000 steps."""
+
+    model: TransformerConfig = field(default_factory=lambda: TransformerConfig.preset("book"))
     seed: int = 0  # the corpus, the initial weights, dropout and the batch order
     n_pairs: int = 15_000  # generated sentence pairs, split 80/10/10 (plus the novel test pairs)
-    d_model: int = 64
-    n_heads: int = 4
-    n_layers: int = 2  # in the encoder and in the decoder
-    d_ff: int = 256
-    dropout: float = 0.1  # the paper's P_drop
     batch_size: int = 128  # sentence pairs (the paper: about 25000 source and 25000 target tokens)
     warmup: int = 300  # the paper's 4000 is for 100000 steps; we take a couple of thousand
     lr_scale: float = 0.5  # half the paper's rate: steadier over our few steps
     label_smoothing: float = PAPER_LABEL_SMOOTHING
-    max_len: int = 64
     steps: int = 1500  # the shipped Transformer: well past the target (benchmarks/train_book_model.py)
     rnn_steps: int = 1500  # the shipped GRU baseline: the same number of steps
-    rnn_hidden_size: int = 256
+    rnn_hidden_size: int = 256  # its embeddings have the Transformer's d_model
     target_exact_match: float = 0.95  # what "trained" means in chapter 7: on the held-out split
 
     def config(self, src_vocab_size: int, tgt_vocab_size: int) -> TransformerConfig:
-        return TransformerConfig.preset(
-            "small", src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size, d_model=self.d_model,
-            n_heads=self.n_heads, n_encoder_layers=self.n_layers, n_decoder_layers=self.n_layers,
-            d_ff=self.d_ff, dropout=self.dropout, max_len=self.max_len,
-        )
+        """The Transformer's config: the preset's shape with the vocabularies' sizes."""
+        return self.model.replace(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
 
 
 BOOK_RECIPE = BookRecipe()
@@ -171,11 +165,12 @@ def train_book_rnn(
     eval_every: int | None = None,
 ) -> tuple[Seq2SeqGRU, Vocab, Vocab, TrainingHistory]:
     """The RNN baseline under the book model's conditions: same corpus, vocabularies, batches,
-    loss, optimiser and schedule; a ``Seq2SeqGRU`` with embeddings of ``recipe.d_model`` and
+    loss, optimiser and schedule; a ``Seq2SeqGRU`` with embeddings of ``recipe.model.d_model`` and
     a GRU state of ``recipe.rnn_hidden_size``, in place of the Transformer."""
     return _train_on_book_corpus(
         lambda src_size, tgt_size: Seq2SeqGRU(Seq2SeqGRUConfig(
-            src_size, tgt_size, d_model=recipe.d_model, hidden_size=recipe.rnn_hidden_size, dropout=recipe.dropout,
+            src_size, tgt_size, d_model=recipe.model.d_model, hidden_size=recipe.rnn_hidden_size,
+            dropout=recipe.model.dropout,
         )),
         time_budget_s, steps, recipe, corpus, stop_at_target, eval_every, device=device, progress=progress,
         callback=callback, evaluate=evaluate,

@@ -1,7 +1,7 @@
 """The figures of chapter 1 (the limits of RNNs), as plotly figures that work in the static book.
 
 Each function takes numbers the notebook computed and returns a ``go.Figure``; show it with
-``transformer_lib.visualization.show``.
+``transformer_lib.figures.display.show``.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 
-from .evaluation import LengthBucket
-from .visualization import BOOK_TEMPLATE
+from ..evaluation import LengthBucket
+from .display import BOOK_TEMPLATE
 
 
 def _positive_or_gap(values: Sequence[float]) -> list[float | None]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from transformer_lib.plots_training import learning_rate_figure, loss_curve_figure
+from transformer_lib.figures.training import learning_rate_figure, loss_curve_figure
 from transformer_lib.training import TrainingHistory, transformer_lr
 
 

@@ -1,7 +1,7 @@
 import pytest
 
 from transformer_lib.evaluation import LengthBucket
-from transformer_lib.plots_rnn import accuracy_by_length_figure, gradient_norm_figure, timing_figure
+from transformer_lib.figures.rnn import accuracy_by_length_figure, gradient_norm_figure, timing_figure
 
 
 def test_gradient_norm_figure_has_one_trace_per_scale_and_a_slider():

@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import plotly.graph_objects as go
 
-from .training import TrainingHistory, transformer_lr
-from .validation import check_positive_int
-from .visualization import BOOK_TEMPLATE
+from ..training import TrainingHistory, transformer_lr
+from ..validation import check_positive_int
+from .display import BOOK_TEMPLATE
 
 
 def _sig(value: float) -> float:

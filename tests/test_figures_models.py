@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from transformer_lib.config import TransformerConfig, parameter_count
-from transformer_lib.models import Transformer
-from transformer_lib.plots_models import (
+from transformer_lib.config import TransformerConfig
+from transformer_lib.figures.models import (
     COMPONENTS,
     norm_placement_figure,
     norm_placement_scales,
     parameter_breakdown,
     parameter_breakdown_figure,
 )
+from transformer_lib.models import Transformer, parameter_count
 
 
 def test_breakdown_adds_up_to_the_total_and_counts_shared_matrices_once():

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from transformer_lib.plots_embeddings import embedding_scatter_figure
+from transformer_lib.figures.embeddings import embedding_scatter_figure
 
 
 def test_embedding_scatter_has_a_dropdown_over_groupings():
@@ -26,7 +26,7 @@ def test_embedding_scatter_checks_shapes():
 
 
 def test_french_word_labels_from_the_lexicon():
-    from transformer_lib.plots_embeddings import french_word_labels
+    from transformer_lib.figures.embeddings import french_word_labels
 
     labels = french_word_labels(["chat", "chattes", "vertes", "rouge", "mangent", "la", "sur", "<pad>", "souris"])
     assert labels["part of speech"] == ["noun", None, "adjective", "adjective", "verb", "determiner",

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from .visualization import BOOK_TEMPLATE
+from ..lexicon import ADJECTIVES, DETERMINERS, NOUNS, PREPOSITIONS, PRONOUNS, VERBS
+from .display import BOOK_TEMPLATE
 
 OTHER = "other"  # the label of words a grouping says nothing about
 _COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
@@ -81,8 +82,6 @@ def french_word_labels(words: Sequence[str]) -> dict[str, list[str | None]]:
     ``None`` where the lexicon says nothing (e.g. the gender of a verb) or is ambiguous ("rouge"
     is masculine and feminine; "souris" singular and plural).
     """
-    from .corpus import ADJECTIVES, DETERMINERS, NOUNS, PREPOSITIONS, PRONOUNS, VERBS
-
     pos: dict[str, str | None] = {}
     gender: dict[str, str | None] = {}
     number: dict[str, str | None] = {}

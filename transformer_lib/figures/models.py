@@ -16,11 +16,11 @@ import plotly.graph_objects as go
 import torch
 from torch import nn
 
-from .config import PRESETS, TransformerConfig
-from .encoder import Encoder, EncoderLayer
-from .models import Transformer
-from .validation import check_positive_int
-from .visualization import BOOK_TEMPLATE
+from ..config import PRESETS, TransformerConfig
+from ..encoder import Encoder, EncoderLayer
+from ..models import Transformer
+from ..validation import check_positive_int
+from .display import BOOK_TEMPLATE
 
 COMPONENTS = (
     "embeddings",
@@ -56,7 +56,7 @@ def parameter_breakdown(config: TransformerConfig) -> dict[str, int]:
 
     A matrix shared by several parts (section 3.4's tied embeddings) is counted once, under
     the first part that holds it (``named_parameters`` yields a shared tensor once), so the
-    values add up to ``config.parameter_count``'s total."""
+    values add up to ``models.parameter_count``'s total."""
     if not isinstance(config, TransformerConfig):
         raise TypeError(f"config: expected a TransformerConfig, got {type(config).__name__}")
     with torch.device("meta"):

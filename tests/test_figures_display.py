@@ -1,0 +1,66 @@
+"""Showing a figure: the two representations (JupyterLab and the static book) and the renderer."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+
+from transformer_lib.figures.display import (
+    PLOTLY_MIMETYPE,
+    div_id,
+    figure_mimebundle,
+    rounded_numbers,
+    use_book_renderer,
+)
+
+# --- showing figures ---------------------------------------------------------------------------
+
+
+def test_figure_mimebundle_has_lab_and_book_forms_without_plotly_js() -> None:
+    fig = go.Figure(go.Heatmap(z=[[0.0, 1.0]]), layout=dict(title=dict(text="a <b>title</b>"), height=300))
+    bundle = figure_mimebundle(fig)
+    assert bundle[PLOTLY_MIMETYPE]["data"][0]["type"] == "heatmap"
+    page = bundle["text/html"]
+    assert "Plotly.newPlot" in page and "<script src" not in page and len(page) < 50_000  # no plotly.js bundle inside
+    assert "height:300px" in page
+    assert bundle["text/plain"] == "<plotly figure: a  title>"
+
+
+def test_figure_div_ids_are_repeatable_and_unique_on_a_page() -> None:
+    fig = go.Figure(go.Scatter(y=[3, 1, 2]))
+    first, second = (figure_mimebundle(fig)["text/html"] for _ in range(2))
+    ids = [page.split('id="')[1].split('"')[0] for page in (first, second)]
+    assert ids[0] != ids[1] and ids[0].rsplit("-", 1)[0] == ids[1].rsplit("-", 1)[0]
+    digest = ids[0].split("-")[1]
+    assert digest == div_id(pio.to_json(rounded_numbers(fig.to_dict()), validate=False)).split("-")[1]
+
+
+def test_figure_numbers_are_stored_to_four_significant_digits() -> None:
+    """What the notebook stores, and nbval compares on the reader's machine, must not carry the last
+    digits of a float: those differ between CPUs."""
+    z = np.array([[0.123456789, 2.0 / 3.0], [1e-20 / 3.0, -12345.678]])
+    fig = go.Figure(go.Heatmap(z=z, x=np.arange(2), text=[["a", "b"], ["c", "d"]]))
+    fig.update_layout(title="t", xaxis_range=[0.1234567, 1.0])
+    stored = figure_mimebundle(fig)["application/vnd.plotly.v1+json"]
+    assert stored["data"][0]["z"] == [[0.1235, 0.6667], [3.333e-21, -12350.0]]  # numpy arrays, sent as base64
+    assert stored["data"][0]["x"] == [0, 1] and stored["data"][0]["text"] == [["a", "b"], ["c", "d"]]
+    assert stored["layout"]["xaxis"]["range"] == [0.1235, 1.0]
+    # two values that differ in the 12th digit, as on two CPUs, are stored the same
+    nudged = go.Figure(go.Heatmap(z=z * (1 + 1e-12), x=np.arange(2), text=[["a", "b"], ["c", "d"]]))
+    nudged.update_layout(title="t", xaxis_range=[0.1234567, 1.0])
+    assert figure_mimebundle(nudged)["application/vnd.plotly.v1+json"] == stored
+    assert rounded_numbers([True, 3, "x", None, float("inf")]) == [True, 3, "x", None, float("inf")]
+
+
+def test_use_book_renderer_makes_figures_display_in_both_forms() -> None:
+    before = pio.renderers.default
+    try:
+        use_book_renderer()
+        bundle = go.Figure(go.Bar(y=[1, 2]))._repr_mimebundle_()
+        assert {PLOTLY_MIMETYPE, "text/html"} <= set(bundle)
+        assert "Plotly.newPlot" in bundle["text/html"]
+    finally:
+        pio.renderers.default = before
+
+

@@ -1,0 +1,12 @@
+"""The book's figures, one module per kind of picture.
+
+* ``display``: showing a figure in JupyterLab and in the static book, and the book's template;
+* ``attention``, ``positions``: attention maps and masks (chapters 4, 5 and 7), positional
+  encodings (chapter 3);
+* ``rnn``, ``embeddings``, ``models``, ``training``: the figures of chapters 1, 2, 6 and 7;
+* ``explorers``: the two ipywidgets explorers (the only module that imports ipywidgets);
+* ``bertviz``: bertviz's views, rewritten to load their libraries from the book.
+
+Import from the module (``from transformer_lib.figures.display import show``): this package
+imports none of them, so a figure does not bring in ipywidgets.
+"""

@@ -1,0 +1,368 @@
+"""The attention figures of chapters 4 and 5, and the heatmaps of a trained model's attention.
+
+* ``attention_figure``, ``attention_menu_figure`` and ``attention_heads_menu_figure`` draw the
+  maps that ``capture.capture_attention`` reads out of a model: one head, every head, or any
+  layer and head chosen with dropdowns that work in the static book (no kernel needed);
+* ``mask_figure`` draws a mask as a table; ``scaling_figure`` what the sqrt(d_k) scaling
+  changes; ``head_statistics`` measures how focused each head is.
+
+All return plotly figures in the book's template; display them with ``figures.display.show``.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+from torch import Tensor
+
+from ..attention import causal_mask
+from ..capture import AttentionMaps
+from ..validation import check_choice
+from .display import BOOK_TEMPLATE
+
+ATTENTION_KINDS = {
+    "encoder_self": "encoder self-attention",
+    "decoder_self": "decoder self-attention",
+    "cross": "cross-attention (decoder → encoder)",
+}
+
+
+def _attention(maps: AttentionMaps, kind: str, layer: int, index: int) -> tuple[np.ndarray, list[str], list[str]]:
+    """Weights (heads, queries, keys) of one layer, with the query and key tokens."""
+    check_choice("kind", kind, list(ATTENTION_KINDS))
+    per_layer = getattr(maps, kind)
+    if not per_layer:
+        raise ValueError(f"kind: these attention maps hold no {ATTENTION_KINDS[kind]}")
+    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(per_layer):
+        raise ValueError(f"layer: expected an int in [0, {len(per_layer)}) for {kind}, got {layer!r}")
+    weights = per_layer[layer]  # (B, h, Tq, Tk)
+    if not 0 <= index < weights.shape[0]:
+        raise ValueError(f"index: expected a batch row in [0, {weights.shape[0]}), got {index}")
+    src = maps.src_tokens[index] if maps.src_tokens is not None else [str(i) for i in range(weights.shape[-1])]
+    tgt = maps.tgt_tokens[index] if maps.tgt_tokens is not None else [str(i) for i in range(weights.shape[-2])]
+    queries, keys = {"encoder_self": (src, src), "decoder_self": (tgt, tgt), "cross": (tgt, src)}[kind]
+    return weights[index].float().cpu().numpy(), queries, keys
+
+
+def _hover_text(queries: list[str], keys: list[str]) -> list[list[str]]:
+    esc = html.escape
+    return [[f"query {q} “{esc(tq)}” → key {k} “{esc(tk)}”" for k, tk in enumerate(keys)]
+            for q, tq in enumerate(queries)]
+
+
+def _rounded(z: np.ndarray) -> list:
+    """Weights as short decimals in the page (float32 would print as 0.2712000012397766)."""
+    return np.round(z.astype(np.float64), 4).tolist()
+
+
+def _heatmap(z: np.ndarray, queries: list[str], keys: list[str], **kwargs: object) -> go.Heatmap:
+    return go.Heatmap(
+        z=_rounded(z),
+        text=_hover_text(queries, keys),
+        hovertemplate="%{text}<br>weight %{z:.3f}<extra></extra>",
+        coloraxis="coloraxis",
+        **kwargs,
+    )
+
+
+def _token_axes(queries: list[str], keys: list[str]) -> dict[str, dict]:
+    """Axis settings putting tokens on the ticks (positions as values: repeated tokens stay apart)."""
+    # plotly reads tick text as HTML: "<sos>" would vanish as an unknown tag.
+    keys, queries = [html.escape(t) for t in keys], [html.escape(t) for t in queries]
+    return dict(
+        xaxis=dict(tickmode="array", tickvals=list(range(len(keys))), ticktext=keys, tickangle=-45),
+        yaxis=dict(tickmode="array", tickvals=list(range(len(queries))), ticktext=queries, autorange="reversed"),
+    )
+
+
+_AXIS_TITLES = {
+    "encoder_self": ("source token (key)", "source token (query)"),
+    "decoder_self": ("target token (key)", "target token (query)"),
+    "cross": ("source token (key)", "target token (query)"),
+}
+
+_COLOR_AXIS = dict(cmin=0.0, cmax=1.0, colorscale="Blues", colorbar=dict(title=dict(text="weight")))
+
+
+def _grid(n: int) -> tuple[int, int]:
+    """Rows and columns for n heads: two columns up to four heads (readable at book width), else four."""
+    cols = min(n, 2 if n <= 4 else 4)
+    return math.ceil(n / cols), cols
+
+
+def attention_figure(
+    maps: AttentionMaps, kind: str = "cross", layer: int = 0, head: int | str = 0, index: int = 0
+) -> go.Figure:
+    """Heatmap of one head (``head=i``) or of every head in a grid (``head="all"``).
+
+    Rows are queries, columns keys; each row sums to 1. ``kind`` is ``"encoder_self"``,
+    ``"decoder_self"`` or ``"cross"``.
+    """
+    weights, queries, keys = _attention(maps, kind, layer, index)
+    n_heads = weights.shape[0]
+    x_title, y_title = _AXIS_TITLES[kind]
+    title = f"{ATTENTION_KINDS[kind]}, layer {layer + 1}"
+    if head == "all":
+        rows, cols = _grid(n_heads)
+        fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"head {h + 1}" for h in range(n_heads)],
+                            horizontal_spacing=0.08, vertical_spacing=0.18)
+        for h in range(n_heads):
+            fig.add_trace(_heatmap(weights[h], queries, keys, name=f"head {h + 1}"),
+                          row=h // cols + 1, col=h % cols + 1)
+        axes = _token_axes(queries, keys)
+        fig.update_xaxes(**axes["xaxis"])
+        fig.update_yaxes(**axes["yaxis"])
+        fig.update_layout(title=dict(text=f"{title}, all {n_heads} heads"), height=330 * rows + 80)
+    else:
+        if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < n_heads:
+            raise ValueError(f"head: expected \"all\" or an int in [0, {n_heads}), got {head!r}")
+        fig = go.Figure(_heatmap(weights[head], queries, keys, name=f"head {head + 1}"))
+        fig.update_layout(title=dict(text=f"{title}, head {head + 1}"), height=480, **_token_axes(queries, keys))
+        fig.update_xaxes(title_text=x_title)
+        fig.update_yaxes(title_text=y_title)
+    fig.update_layout(template=BOOK_TEMPLATE, coloraxis=_COLOR_AXIS)
+    return fig
+
+
+def _menu(buttons: list[dict], x: float, label: str, active: int = 0) -> tuple[dict, dict]:
+    """A dropdown placed above the plot, and its label."""
+    menu = dict(buttons=buttons, direction="down", x=x, y=1.17, xanchor="left", yanchor="bottom",
+                showactive=True, active=active, pad=dict(r=4, t=0))
+    note = dict(text=label, x=x, y=1.30, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
+                showarrow=False, font=dict(size=12, color="#555"))
+    return menu, note
+
+
+def _layers(maps: AttentionMaps) -> list[tuple[str, int]]:
+    return [(kind, layer) for kind in ATTENTION_KINDS for layer in range(len(getattr(maps, kind)))]
+
+
+def _first_shown(layers: list[tuple[str, int]]) -> int:
+    """Open on the last layer's cross-attention, where a translation model's alignment shows best."""
+    cross = [i for i, (kind, _) in enumerate(layers) if kind == "cross"]
+    return cross[-1] if cross else 0
+
+
+def attention_menu_figure(maps: AttentionMaps, index: int = 0) -> go.Figure:
+    """Every head of every layer and kind in one figure, chosen with two dropdowns in the browser.
+
+    One heatmap per (kind, layer); the first dropdown shows one of them (and sets the token
+    ticks), the second writes head h's weights into all of them, so the two choices combine.
+    Works without a kernel: all the weights are in the figure.
+    """
+    layers = _layers(maps)
+    if not layers:
+        raise ValueError("maps: no attention maps to show")
+    data = [_attention(maps, kind, layer, index) for kind, layer in layers]
+    n_heads = data[0][0].shape[0]
+    first = _first_shown(layers)
+    fig = go.Figure()
+    for i, (weights, queries, keys) in enumerate(data):
+        name = f"{layers[i][0]} {layers[i][1] + 1}"
+        fig.add_trace(_heatmap(weights[0], queries, keys, visible=i == first, name=name))
+    buttons = []
+    for i, ((kind, layer), (_, queries, keys)) in enumerate(zip(layers, data, strict=True)):
+        x_title, y_title = _AXIS_TITLES[kind]
+        axes = _token_axes(queries, keys)
+        buttons.append(dict(
+            label=f"{ATTENTION_KINDS[kind].split(' (')[0]}, layer {layer + 1}",
+            method="update",
+            args=[{"visible": [j == i for j in range(len(layers))]},
+                  {"xaxis.tickvals": axes["xaxis"]["tickvals"], "xaxis.ticktext": axes["xaxis"]["ticktext"],
+                   "yaxis.tickvals": axes["yaxis"]["tickvals"], "yaxis.ticktext": axes["yaxis"]["ticktext"],
+                   "xaxis.title.text": x_title, "yaxis.title.text": y_title}],
+        ))
+    head_buttons = [
+        dict(label=f"head {h + 1}", method="restyle",
+             args=[{"z": [_rounded(weights[h]) for weights, _, _ in data]}, list(range(len(layers)))])
+        for h in range(n_heads)
+    ]
+    kind_menu, kind_note = _menu(buttons, 0.0, "attention and layer", active=first)
+    head_menu, head_note = _menu(head_buttons, 0.55, "head")
+    first_kind, _ = layers[first]
+    fig.update_layout(
+        template=BOOK_TEMPLATE, coloraxis=_COLOR_AXIS, height=560, margin=dict(t=130),
+        updatemenus=[kind_menu, head_menu], annotations=[kind_note, head_note],
+        **_token_axes(data[first][1], data[first][2]),
+    )
+    fig.update_xaxes(title_text=_AXIS_TITLES[first_kind][0])
+    fig.update_yaxes(title_text=_AXIS_TITLES[first_kind][1])
+    return fig
+
+
+def attention_heads_menu_figure(maps: AttentionMaps, index: int = 0) -> go.Figure:
+    """All heads of one layer side by side; a dropdown picks the kind and layer in the browser."""
+    layers = _layers(maps)
+    if not layers:
+        raise ValueError("maps: no attention maps to show")
+    data = [_attention(maps, kind, layer, index) for kind, layer in layers]
+    n_heads = data[0][0].shape[0]
+    rows, cols = _grid(n_heads)
+    first = _first_shown(layers)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"head {h + 1}" for h in range(n_heads)],
+                        horizontal_spacing=0.08, vertical_spacing=0.2)
+    for i, (weights, queries, keys) in enumerate(data):
+        for h in range(n_heads):
+            fig.add_trace(_heatmap(weights[h], queries, keys, visible=i == first, name=f"head {h + 1}"),
+                          row=h // cols + 1, col=h % cols + 1)
+    axis_names = [("xaxis" if h == 0 else f"xaxis{h + 1}", "yaxis" if h == 0 else f"yaxis{h + 1}")
+                  for h in range(n_heads)]
+    buttons = []
+    for i, ((kind, layer), (_, queries, keys)) in enumerate(zip(layers, data, strict=True)):
+        axes = _token_axes(queries, keys)
+        relayout: dict[str, object] = {}
+        for x_name, y_name in axis_names:
+            relayout |= {f"{x_name}.{key}": axes["xaxis"][key] for key in ("tickvals", "ticktext")}
+            relayout |= {f"{y_name}.{key}": axes["yaxis"][key] for key in ("tickvals", "ticktext")}
+        buttons.append(dict(
+            label=f"{ATTENTION_KINDS[kind].split(' (')[0]}, layer {layer + 1}",
+            method="update",
+            args=[{"visible": [j == i for j in range(len(layers)) for _ in range(n_heads)]}, relayout],
+        ))
+    menu, note = _menu(buttons, 0.0, "attention and layer (all heads)", active=first)
+    axes = _token_axes(data[first][1], data[first][2])
+    fig.update_xaxes(**axes["xaxis"])
+    fig.update_yaxes(**axes["yaxis"])
+    fig.update_layout(template=BOOK_TEMPLATE, coloraxis=_COLOR_AXIS, height=330 * rows + 150,
+                      margin=dict(t=140), updatemenus=[menu])
+    fig.add_annotation(note)
+    return fig
+
+
+
+def _check_tokens(name: str, tokens: object, expected: int) -> list[str]:
+    if isinstance(tokens, str) or not isinstance(tokens, Sequence):
+        raise TypeError(f"{name}: expected a sequence of token strings, got {type(tokens).__name__}")
+    if len(tokens) != expected:
+        raise ValueError(f"{name}: expected {expected} tokens (one per mask {name[:-1]}), got {len(tokens)}")
+    return [str(t) for t in tokens]
+
+
+def mask_figure(mask: Tensor, queries: Sequence[str], keys: Sequence[str] | None = None,
+                title: str = "attention mask") -> go.Figure:
+    """Heatmap of a boolean (queries, keys) mask: dark where a query may attend, white where not.
+
+    ``queries`` and ``keys`` label the rows and columns (``keys`` defaults to ``queries``,
+    as in self-attention). Hovering a cell says whether that query may see that key.
+    """
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"mask: expected a torch.Tensor, got {type(mask).__name__}")
+    if mask.dim() != 2:
+        raise ValueError(f"mask: expected a 2-d (queries, keys) mask, got shape {tuple(mask.shape)}")
+    keys = queries if keys is None else keys
+    queries = _check_tokens("queries", queries, mask.shape[0])
+    keys = _check_tokens("keys", keys, mask.shape[1])
+    allowed = mask.bool().tolist()
+    text = [[f"query {i} “{html.escape(q)}” → key {j} “{html.escape(k)}”: "
+             f"{'may attend' if allowed[i][j] else 'blocked'}" for j, k in enumerate(keys)]
+            for i, q in enumerate(queries)]
+    fig = go.Figure(go.Heatmap(
+        z=[[int(a) for a in row] for row in allowed], text=text, hovertemplate="%{text}<extra></extra>",
+        zmin=0, zmax=1, colorscale=[[0.0, "#ffffff"], [1.0, "#1f4e79"]], showscale=False, xgap=2, ygap=2,
+    ))
+    fig.update_layout(
+        template=BOOK_TEMPLATE, title=dict(text=title), height=120 + 45 * len(queries),
+        xaxis=dict(tickmode="array", tickvals=list(range(len(keys))), ticktext=[html.escape(k) for k in keys],
+                   title=dict(text="key"), side="top"),
+        yaxis=dict(tickmode="array", tickvals=list(range(len(queries))),
+                   ticktext=[html.escape(q) for q in queries], title=dict(text="query"), autorange="reversed"),
+        margin=dict(t=130),
+    )
+    return fig
+
+
+def scaling_figure(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequence[float]]],
+                   log_y: Sequence[str] = (), title: str = "") -> go.Figure:
+    """Curves against d_k (log axis), one measure at a time, picked with a dropdown in the browser.
+
+    ``measures`` maps a measure's name (e.g. ``"largest softmax weight"``) to its curves, e.g.
+    ``{"divided by sqrt(d_k)": [...], "not scaled": [...]}``, each with one value per ``d_k``.
+    Measures named in ``log_y`` get a logarithmic y axis.
+    """
+    d_ks = [int(d) for d in d_ks]
+    if not d_ks:
+        raise ValueError("d_ks: expected at least one d_k, got none")
+    if not measures:
+        raise ValueError("measures: expected at least one measure, got none")
+    for name, curves in measures.items():
+        for label, values in curves.items():
+            if len(values) != len(d_ks):
+                raise ValueError(f"measures: {name!r} / {label!r} has {len(values)} values, expected {len(d_ks)}"
+                                 " (one per d_k)")
+    fig = go.Figure()
+    owner = []
+    for m, curves in enumerate(measures.values()):
+        for label, values in curves.items():
+            fig.add_trace(go.Scatter(
+                x=d_ks, y=[float(f"{v:.4g}") for v in values], mode="lines+markers", name=label,
+                visible=m == 0, hovertemplate=f"{html.escape(label)}<br>d_k=%{{x}}: %{{y:.3g}}<extra></extra>",
+            ))
+            owner.append(m)
+    names = list(measures)
+    buttons = [dict(label=name, method="update",
+                    args=[{"visible": [o == m for o in owner]},
+                          {"yaxis.title.text": name, "yaxis.type": "log" if name in log_y else "linear"}])
+               for m, name in enumerate(names)]
+    fig.update_layout(
+        template=BOOK_TEMPLATE, height=440, margin=dict(t=110), title=dict(text=title, x=0.98, xanchor="right"),
+        updatemenus=[dict(buttons=buttons, direction="down", x=0.0, y=1.2, xanchor="left", yanchor="bottom")],
+        legend=dict(orientation="h", y=-0.25),
+        xaxis=dict(type="log", title=dict(text="d_k (dimension of queries and keys)"), tickvals=d_ks),
+        yaxis=dict(title=dict(text=names[0]), type="log" if names[0] in log_y else "linear"),
+    )
+    return fig
+
+
+def _row_statistics(weights: Tensor, visible: Tensor, self_attention: bool) -> dict[str, float]:
+    """Averages over the query rows of one head's (T_q, T_k) weights that see more than one key."""
+    n_visible = visible.sum(dim=-1).double()  # (T_q,)
+    rows = n_visible > 1
+    w = weights.double()
+    entropy = -(w * w.clamp_min(1e-30).log()).sum(dim=-1)  # 0 log 0 = 0
+    result = {"entropy": (entropy[rows] / n_visible[rows].log()).mean().item(),
+              "max weight": w.max(dim=-1).values[rows].mean().item()}
+    if self_attention:
+        positions = torch.arange(w.shape[0])
+        result["own"] = w[positions, positions][rows].mean().item()
+        previous = torch.cat([torch.zeros(1, dtype=w.dtype), w[positions[1:], positions[1:] - 1]])
+        result["previous"] = previous[rows].mean().item()
+    else:
+        result["own"] = result["previous"] = float("nan")
+    return result
+
+
+def head_statistics(maps: AttentionMaps, index: int = 0) -> list[dict[str, object]]:
+    """How focused each head of each layer is, for batch row ``index`` of ``maps``.
+
+    One dict per (attention kind, layer, head), averaged over the query rows that may see more
+    than one key (with a causal mask, the first row sees only itself):
+
+    * ``entropy``: of the row's weights, as a fraction of log(visible keys), the entropy of a
+      uniform row (0 = all weight on one key, 1 = spread evenly);
+    * ``max weight``: the largest weight of the row;
+    * ``own`` and ``previous``: in self-attention, the weight on the query's own position and on
+      the position before it (NaN in cross-attention, where queries and keys are different tokens).
+
+    Padding is not removed: pass one unpadded sentence per call.
+    """
+    if not isinstance(maps, AttentionMaps):
+        raise TypeError(f"maps: expected transformer_lib.capture.AttentionMaps, got {type(maps).__name__}")
+    rows = []
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        for layer, weights in enumerate(getattr(maps, kind)):  # (B, h, T_q, T_k)
+            if not 0 <= index < weights.shape[0]:
+                raise ValueError(f"index: expected a batch row in [0, {weights.shape[0]}), got {index}")
+            n_q, n_k = weights.shape[-2:]
+            visible = causal_mask(n_q, n_k) if kind == "decoder_self" else torch.ones(n_q, n_k, dtype=torch.bool)
+            for head in range(weights.shape[1]):
+                stats = _row_statistics(weights[index, head], visible, kind != "cross")
+                rows.append({"attention": kind, "layer": layer + 1, "head": head + 1, **stats})
+    if not rows:
+        raise ValueError("maps: no attention maps to measure")
+    return rows

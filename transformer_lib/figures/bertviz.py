@@ -1,0 +1,130 @@
+"""bertviz's views of a model's attention, with their JavaScript libraries from the book's static folder.
+
+bertviz's HTML loads require.js, d3 and jQuery from a CDN; the book has no network. Here its
+views are rewritten so that d3 and jQuery come from the book's ``_static/vendor`` folder in the
+built book, and are carried inline in a live session (see ``bertviz_head_view``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from IPython.display import HTML
+
+from ..capture import AttentionMaps
+from ..validation import check_choice
+from .display import div_id
+
+BOOK_BUILD_ENV = "TRANSFORMER_BOOK_BUILD"  # set by tools/execute_notebooks.py
+VENDOR = Path(__file__).resolve().parents[2] / "book" / "_static" / "vendor"
+_LIBRARIES = {"jQuery": "jquery/jquery.min.js", "d3": "d3/d3.min.js"}  # under _static/vendor/
+
+_BOOK_LOADER = """
+  var root = document.documentElement.getAttribute("data-content_root");  // set by Sphinx on every page
+  if (root === null) {
+    element.textContent = "This bertviz view was saved for the book; run the cell again to draw it here.";
+    return;
+  }
+  var loading = window.transformerBookScripts = window.transformerBookScripts || {};
+  function load(path, name) {  // each library once per page, as a global (the book loads no AMD loader)
+    loading[path] = loading[path] || new Promise(function (resolve, reject) {
+      var script = document.createElement("script");
+      script.src = root + "_static/vendor/" + path;
+      script.onload = function () { resolve(window[name]); };
+      script.onerror = function () { reject(new Error("could not load " + script.src)); };
+      document.head.appendChild(script);
+    });
+    return loading[path];
+  }
+  Promise.all([load(PATHS.jQuery, "jQuery"), load(PATHS.d3, "d3")])
+    .then(function (libs) { draw(libs[0], libs[1]); })
+    .catch(function (err) { element.textContent = "bertviz: " + err.message; throw err; });
+"""
+
+_INLINE_LOADER = """
+  var libs = {};
+  // Evaluated with no AMD or CommonJS loader in sight, so that each library hands over its object.
+  (function (define, module, exports) { JQUERY_SOURCE }).call(libs);
+  (function (define, module, exports) { D3_SOURCE }).call(libs);
+  draw(window.jQuery.noConflict(true), libs.d3);
+"""
+
+
+def _bertviz_html(view: Callable[..., HTML], maps: AttentionMaps, index: int, assets: str | None) -> HTML:
+    """Run a bertviz view and make its output work without a CDN.
+
+    bertviz's HTML loads require.js from cdnjs, then asks require.js for d3 and jQuery from
+    cdnjs. We drop the require.js tag and hand bertviz's script a stand-in ``requirejs`` that
+    passes it d3 and jQuery loaded from the book's static folder (``assets="book"``) or
+    evaluated from copies carried inside the output (``assets="inline"``, for a live notebook).
+    """
+    if assets is None:
+        assets = "book" if os.environ.get(BOOK_BUILD_ENV) == "1" else "inline"
+    check_choice("assets", assets, ["book", "inline"])
+    depths = {len(maps.encoder_self), len(maps.decoder_self), len(maps.cross)} - {0}
+    if len(depths) > 1:  # bertviz indexes every stack with the layer numbers of the first one
+        raise ValueError(
+            f"maps: bertviz needs as many encoder as decoder layers, got {len(maps.encoder_self)} encoder "
+            f"and {len(maps.decoder_self)} decoder layers; use attention_menu_figure instead"
+        )
+    page = view(**maps.bertviz_kwargs(index), html_action="return").data
+    page = re.sub(r'<script src="https://cdnjs[^"]*require[^"]*"></script>', "", page)
+    match = re.search(r'<script type="text/javascript">\n(.*)\n</script>', page, flags=re.DOTALL)
+    if match is None or "https://" in page[: match.start()] + page[match.end():]:
+        raise RuntimeError("bertviz: its HTML no longer has the layout this wrapper rewrites; check bertviz's version")
+    # bertviz points require.js at cdnjs for d3 and jQuery; we hand them over ourselves.
+    script, n_configs = re.subn(r"require\.config\(\{.*?\}\s*\}\);", "", match.group(1), count=1, flags=re.DOTALL)
+    if n_configs != 1 or "cdnjs" in script:
+        raise RuntimeError("bertviz: its script no longer has the require.config this wrapper removes; check bertviz")
+    old_id = re.search(r"bertviz-[0-9a-f]{32}", page).group(0)
+    content = json.dumps(maps.bertviz_kwargs(index), default=lambda t: t.tolist()) + view.__name__
+    new_id = div_id(content, prefix="bertviz")
+    body = page[: match.start()].replace(old_id, new_id)
+    script = script.replace(old_id, new_id)
+    if assets == "book":
+        loader = _BOOK_LOADER.replace("PATHS", json.dumps(_LIBRARIES))
+    else:
+        sources = {name: VENDOR / path for name, path in _LIBRARIES.items()}
+        missing = [str(p) for p in sources.values() if not p.is_file()]
+        if missing:
+            raise FileNotFoundError(f"bertviz: d3 and jQuery are read from the book's vendor folder; missing "
+                                    f"{', '.join(missing)} (run tools/vendor_assets.sh)")
+        loader = (_INLINE_LOADER.replace("JQUERY_SOURCE", sources["jQuery"].read_text())
+                  .replace("D3_SOURCE", sources["d3"].read_text()))
+    wrapped = f"""<script type="text/javascript">
+(function () {{
+  var element = document.getElementById("{new_id}");
+  function draw($, d3) {{
+    // bertviz asks require.js for jQuery and d3; this stand-in hands it ours.
+    var requirejs = function (names, callback) {{ callback($, d3); }};
+{script}
+  }}
+{loader}
+}})();
+</script>"""
+    # The model view is wider than a book page: let it scroll rather than spill over the margin.
+    return HTML(f'<div style="overflow-x:auto">{body}</div>{wrapped}')
+
+
+def bertviz_head_view(maps: AttentionMaps, index: int = 0, assets: str | None = None) -> HTML:
+    """bertviz's head view of the encoder, decoder and cross attention in ``maps``.
+
+    ``assets``: ``"book"`` loads d3 and jQuery from the book's ``_static/vendor`` folder (what
+    the built book needs); ``"inline"`` carries them in the output (about 330 kB, for a live
+    notebook). By default ``"book"`` when the environment variable TRANSFORMER_BOOK_BUILD is 1
+    (tools/execute_notebooks.py sets it), else ``"inline"``.
+    """
+    from bertviz import head_view
+
+    return _bertviz_html(head_view, maps, index, assets)
+
+
+def bertviz_model_view(maps: AttentionMaps, index: int = 0, assets: str | None = None) -> HTML:
+    """bertviz's model view (every layer and head at once); ``assets`` as in ``bertviz_head_view``."""
+    from bertviz import model_view
+
+    return _bertviz_html(model_view, maps, index, assets)

@@ -1,0 +1,123 @@
+"""Showing a figure, and the look every figure of the book shares.
+
+Figures leave the kernel through ``show`` (or the ``"transformer_book"`` plotly renderer
+that ``use_book_renderer`` installs) as two representations: the plotly mimetype, which
+JupyterLab draws with the plotly extension, and ``text/html`` that calls ``Plotly.newPlot``
+without embedding plotly.js, which the book draws with the one copy of plotly.js in its
+static folder. ``BOOK_TEMPLATE`` is the small plotly template every figure module uses.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from collections import Counter
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+from plotly.io.base_renderers import MimetypeRenderer
+
+PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
+PLOTLY_CONFIG = {"responsive": True, "displaylogo": False}
+
+# A small template: plotly's default one adds about 7 kB to every figure in the notebook and page.
+BOOK_TEMPLATE = go.layout.Template(
+    layout=dict(
+        font=dict(family="Helvetica, Arial, sans-serif", size=13, color="#222"),
+        colorway=["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"],
+        paper_bgcolor="white",
+        plot_bgcolor="white",
+        xaxis=dict(gridcolor="#e5e5e5", zerolinecolor="#bbb", linecolor="#888", automargin=True),
+        yaxis=dict(gridcolor="#e5e5e5", zerolinecolor="#bbb", linecolor="#888", automargin=True),
+        margin=dict(l=60, r=30, t=90, b=50),
+        hoverlabel=dict(font_size=13),
+    )
+)
+
+_shown: Counter[str] = Counter()  # how often each figure was shown: keeps div ids unique yet repeatable
+
+
+def div_id(content: str, prefix: str = "fig") -> str:
+    """A page-unique id that is the same each time a notebook is re-run (plotly's and bertviz's are
+    random): a digest of the content, and how often that content was shown before."""
+    digest = hashlib.sha1(content.encode()).hexdigest()[:12]
+    _shown[digest] += 1
+    return f"{prefix}-{digest}-{_shown[digest]}"
+
+
+SIGNIFICANT_DIGITS = 4
+
+
+def rounded_numbers(value: object, digits: int = SIGNIFICANT_DIGITS) -> object:
+    """``value`` (a figure's dict, or any part of it) with every float rounded to ``digits``
+    significant digits, and float arrays turned into lists of such numbers.
+
+    A figure's numbers are stored in the notebook and compared by the notebook tests on the
+    reader's machine. Two CPUs compute the same float64 result up to about 1e-15 (their vector
+    instructions add in different orders); four digits hide that, and are more than a screen shows.
+    """
+    if isinstance(value, dict) and "bdata" in value and "dtype" in value:  # plotly's base64 form of an array
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        if "shape" in value:
+            array = array.reshape([int(n) for n in str(value["shape"]).split(",")])
+        return rounded_numbers(array, digits)
+    if isinstance(value, dict):
+        return {key: rounded_numbers(item, digits) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [rounded_numbers(item, digits) for item in value]
+    if isinstance(value, np.ndarray):
+        return rounded_numbers(value.tolist(), digits) if value.dtype.kind in "fiuc" else value.tolist()
+    if isinstance(value, float | np.floating):
+        return float(f"{float(value):.{digits}g}")
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def figure_mimebundle(fig: go.Figure | dict) -> dict[str, object]:
+    """The display data of ``fig``: plotly JSON for JupyterLab, HTML for the book, a line of text.
+
+    The HTML expects ``Plotly`` to be defined on the page (the book loads plotly.js once from
+    its static folder) rather than carrying a 1.5 to 4.8 MB copy in every notebook and page.
+    Every number is rounded to ``SIGNIFICANT_DIGITS`` (``rounded_numbers``), so that the stored
+    figure is the same on every machine.
+    """
+    fig_dict = rounded_numbers(fig.to_dict() if isinstance(fig, go.Figure) else fig)
+    fig_json = pio.to_json(fig_dict, validate=False)
+    height = fig_dict.get("layout", {}).get("height")
+    page_html = pio.to_html(
+        fig_dict, include_plotlyjs=False, full_html=False, div_id=div_id(fig_json), validate=False,
+        config=PLOTLY_CONFIG, default_height=f"{height}px" if height else "100%",
+    )
+    title = fig_dict.get("layout", {}).get("title", {})
+    title_text = title.get("text", "") if isinstance(title, dict) else str(title)
+    plain = f"<plotly figure: {re.sub('<[^>]+>', ' ', title_text).strip() or 'untitled'}>"
+    return {PLOTLY_MIMETYPE: json.loads(fig_json), "text/html": page_html, "text/plain": plain}
+
+
+class BookRenderer(MimetypeRenderer):
+    """The plotly renderer behind ``use_book_renderer``: ``fig.show()`` and a figure left as a
+    cell's value then display through ``figure_mimebundle``."""
+
+    def to_mimebundle(self, fig_dict: dict) -> dict[str, object]:
+        return figure_mimebundle(fig_dict)
+
+
+def use_book_renderer() -> None:
+    """Make ``"transformer_book"`` plotly's default renderer.
+
+    Since plotly 6.1, a figure shown inside a kernel carries only the plotly mimetype, which
+    myst-nb cannot put in a page; this renderer adds the HTML form the book shows.
+    """
+    pio.renderers["transformer_book"] = BookRenderer()
+    pio.renderers.default = "transformer_book"
+
+
+def show(fig: go.Figure) -> None:
+    """Display ``fig`` so that it draws in JupyterLab and in the built book."""
+    from IPython.display import display  # only a notebook needs IPython; the figures themselves do not
+
+    display(figure_mimebundle(fig), raw=True)

@@ -1,0 +1,216 @@
+"""The book's two explorers: ipywidgets controls that call back into a running kernel.
+
+``AttentionExplorer`` translates whatever the reader types (``decoding.translate``, the one
+translation path of the library) and draws any attention map behind it;
+``PositionalEncodingExplorer`` redraws ``figures.positions.positional_encoding_figure`` as its
+sliders move. In the built book, where no kernel runs, the saved widget state draws the
+controls and the last figure. This is the only module of the library that imports ipywidgets.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+
+from ..capture import AttentionMaps, capture_translation
+from ..decoding import Translation, translate
+from ..models import Transformer
+from ..tokenization import Vocab
+from .attention import ATTENTION_KINDS, attention_figure
+from .display import figure_mimebundle
+from .positions import MAX_POSITIONS, positional_encoding_figure
+
+
+def _show_in(output: widgets.Output, fig: go.Figure) -> None:
+    """Replace what an Output widget shows by ``fig``. Setting ``outputs`` directly (rather than
+    ``with output: show(fig)``) works from any callback, and in the saved widget state."""
+    output.outputs = ({"output_type": "display_data", "data": figure_mimebundle(fig), "metadata": {}},)
+
+
+def _message(text: str, level: str = "info") -> str:
+    colors = {"info": ("#1b4f72", "#eaf2f8"), "warning": ("#7d5a00", "#fff6db"), "error": ("#8a1c1c", "#fdecea")}
+    fg, bg = colors[level]
+    return (f'<div class="tc-message tc-{level}" style="color:{fg};background:{bg};padding:4px 8px;'
+            f'border-radius:4px;margin:2px 0">{html.escape(text)}</div>')
+
+
+def _sentence_case(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+KERNEL_NOTE = ("Typing a sentence and changing these controls needs a running Python kernel "
+               "(JupyterLab or Binder). In the static book, the figures with menus below switch "
+               "layer and head without one.")
+
+
+def reading_notes(translation: Translation, src_vocab: Vocab) -> list[str]:
+    """What the reader should know about how the model read the sentence: unknown words, and a
+    sentence longer than the model reads."""
+    notes = []
+    if translation.unknown_words:
+        listed = ", ".join(f"“{w}”" for w in dict.fromkeys(translation.unknown_words))
+        unk = src_vocab.itos[src_vocab.unk_id]
+        notes.append(f"Not in the vocabulary, so the model reads them as {unk}: {listed}.")
+    read = len(translation.src_ids)
+    if translation.source_length > read:
+        notes.append(f"The sentence is {translation.source_length} tokens long, but this model reads at most "
+                     f"{read}: only the first {read} were used.")
+    return notes
+
+
+class AttentionExplorer:
+    """Type a sentence, watch the model translate it, and look at any attention map behind it.
+
+    The sentence goes through ``decoding.translate`` (greedy, or beam search with ``beam_size``
+    > 1), and its maps through ``capture.capture_translation``. Nothing the reader does raises:
+    every problem becomes a short message inside the widget.
+    """
+
+    def __init__(
+        self,
+        model: Transformer,
+        src_vocab: Vocab,
+        tgt_vocab: Vocab,
+        sentence: str = "",
+        beam_size: int = 1,
+    ) -> None:
+        if not isinstance(model, Transformer):
+            raise TypeError(f"model: expected a transformer_lib.models.Transformer, got {type(model).__name__}")
+        self.model, self.src_vocab, self.tgt_vocab, self.beam_size = model, src_vocab, tgt_vocab, beam_size
+        self.result: Translation | None = None
+        self.maps: AttentionMaps | None = None
+        self._updating = False
+        self.sentence = widgets.Text(value=sentence, placeholder="type a sentence, then Enter",
+                                     description="Sentence", continuous_update=False,
+                                     layout=widgets.Layout(width="32em"))
+        self.button = widgets.Button(description="Translate", button_style="primary")
+        self.kind = widgets.Dropdown(options=[(label.split(" (")[0], k) for k, label in ATTENTION_KINDS.items()],
+                                     value="cross", description="Attention")
+        self.layer = widgets.Dropdown(options=[("layer 1", 0)], value=0, description="Layer")
+        self.head = widgets.Dropdown(options=[("all heads", "all")], value="all", description="Head")
+        self.output_text = widgets.HTML()
+        self.messages = widgets.HTML()
+        self.figure = widgets.Output()
+        note = widgets.HTML(f'<div style="color:#666;font-size:0.85em">{html.escape(KERNEL_NOTE)}</div>')
+        self.widget = widgets.VBox([
+            widgets.HBox([self.sentence, self.button]),
+            self.output_text, self.messages,
+            widgets.HBox([self.kind, self.layer, self.head]),
+            self.figure, note,
+        ])
+        self.button.on_click(lambda _: self._safely(self.run))
+        self.sentence.observe(lambda _: self._safely(self.run), "value")
+        self.kind.observe(lambda _: self._safely(self._kind_changed), "value")
+        self._layer_chosen = False  # until the reader picks a layer, show the last one
+        self.layer.observe(lambda _: self._safely(self._layer_changed), "value")
+        self.head.observe(lambda _: self._safely(self.draw), "value")
+        self._safely(self.run)
+
+    def _repr_mimebundle_(self, **kwargs: object) -> dict:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def _safely(self, action: Callable[[], None]) -> None:
+        """Run a callback; turn any exception into a message in the widget."""
+        if self._updating:
+            return
+        try:
+            action()
+        except ValueError as err:  # the argument checks of this library: already a sentence for a reader
+            self.messages.value = _message(_sentence_case(str(err).split(": ", 1)[-1]), "error")
+        except Exception as err:  # noqa: BLE001 -- a reader must never see a traceback
+            self.messages.value = _message(f"Something went wrong ({type(err).__name__}: {err}).", "error")
+
+    def run(self) -> None:
+        """Translate the sentence in the box and draw the chosen attention map."""
+        self.result = self.maps = None
+        self.output_text.value = ""
+        self.figure.outputs = ()
+        if not self.sentence.value.strip():
+            self.messages.value = _message("Type a sentence above, then press Enter or Translate.", "info")
+            return
+        result = translate(self.model, self.sentence.value, self.src_vocab, self.tgt_vocab, beam_size=self.beam_size)
+        self.result, self.maps = result, capture_translation(self.model, result, self.src_vocab, self.tgt_vocab)
+        text = html.escape(result.text) or "(nothing)"
+        self.output_text.value = (f"<b>Model output:</b> {text} "
+                                  f"<span style='color:#666'>({len(result.ids)} tokens)</span>")
+        self.messages.value = "".join(_message(note, "warning") for note in reading_notes(result, self.src_vocab))
+        self._updating = True
+        try:
+            n_heads = self.maps.cross[0].shape[1] if self.maps.cross else self.maps.encoder_self[0].shape[1]
+            self.head.options = [("all heads", "all"), *[(f"head {h + 1}", h) for h in range(n_heads)]]
+            self._set_layers()
+        finally:
+            self._updating = False
+        self.draw()
+
+    def _set_layers(self) -> None:
+        n_layers = len(getattr(self.maps, self.kind.value))
+        chosen = self.layer.value if self._layer_chosen else n_layers - 1
+        self.layer.options = [(f"layer {i + 1}", i) for i in range(n_layers)]
+        self.layer.value = min(chosen, n_layers - 1)
+
+    def _layer_changed(self) -> None:
+        self._layer_chosen = True
+        self.draw()
+
+    def _kind_changed(self) -> None:
+        if self.maps is not None:
+            self._updating = True
+            try:
+                self._set_layers()
+            finally:
+                self._updating = False
+        self.draw()
+
+    def draw(self) -> None:
+        if self.maps is None:
+            return
+        fig = attention_figure(self.maps, self.kind.value, self.layer.value, self.head.value)
+        _show_in(self.figure, fig)
+
+
+class PositionalEncodingExplorer:
+    """Sliders for d_model, the dimensions drawn and the positions, redrawing
+    ``positional_encoding_figure`` (needs a kernel; the saved state draws in the book)."""
+
+    def __init__(self, d_model: int = 64, dims: tuple[int, int] = (0, 7), positions: tuple[int, int] = (0, 50)) -> None:
+        # One slider a line, each long enough to move by one step (three side by side were a few pixels long).
+        look = dict(continuous_update=False, layout=widgets.Layout(width="36em"),
+                    style={"description_width": "6em"})
+        self.d_model = widgets.IntSlider(value=d_model, min=4, max=512, step=2, description="d_model", **look)
+        self.dims = widgets.IntRangeSlider(value=dims, min=0, max=d_model - 1, description="dimensions", **look)
+        self.positions = widgets.IntRangeSlider(value=positions, min=0, max=MAX_POSITIONS, description="positions",
+                                                **look)
+        self.messages = widgets.HTML()
+        self.figure = widgets.Output()
+        note = widgets.HTML('<div style="color:#666;font-size:0.85em">Moving these sliders needs a running '
+                            'Python kernel; the figures with sliders below work in the static book.</div>')
+        self.widget = widgets.VBox([self.d_model, self.dims, self.positions, self.messages,
+                                    self.figure, note])
+        self.d_model.observe(lambda _: self._safely(self._d_model_changed), "value")
+        for control in (self.dims, self.positions):
+            control.observe(lambda _: self._safely(self.draw), "value")
+        self._safely(self.draw)
+
+    def _repr_mimebundle_(self, **kwargs: object) -> dict:
+        return self.widget._repr_mimebundle_(**kwargs)
+
+    def _safely(self, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except ValueError as err:
+            self.messages.value = _message(_sentence_case(str(err).split(": ", 1)[-1]), "error")
+        except Exception as err:  # noqa: BLE001 -- a reader must never see a traceback
+            self.messages.value = _message(f"Something went wrong ({type(err).__name__}: {err}).", "error")
+
+    def _d_model_changed(self) -> None:
+        self.dims.max = self.d_model.value - 1  # moves the chosen range inside the new bounds
+        self.draw()
+
+    def draw(self) -> None:
+        self.messages.value = ""
+        fig = positional_encoding_figure(self.d_model.value, tuple(self.dims.value), tuple(self.positions.value))
+        _show_in(self.figure, fig)

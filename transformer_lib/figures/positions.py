@@ -1,0 +1,235 @@
+"""Every figure of chapter 3 (positional encoding), as plotly figures that work in the static book.
+
+``positional_encoding_figure`` shows four views of the sinusoidal table and RoPE beside it (the
+positional-encoding explorer in ``figures.explorers`` redraws it); the ``*_menu_figure``
+functions precompute every choice behind a slider, so they work without a kernel;
+``similarity_by_offset_figure`` draws how alike two encodings k positions apart are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+from ..positional_encoding import RotaryEmbedding, sinusoidal_table
+from ..validation import check_positive_int
+from .display import BOOK_TEMPLATE
+
+
+def _check_range(name: str, value: object, low: int, high: int) -> tuple[int, int]:
+    """``value`` is a (first, last) pair of ints with low <= first <= last <= high."""
+    if (not isinstance(value, Sequence) or len(value) != 2
+            or any(isinstance(v, bool) or not isinstance(v, int) for v in value)):
+        raise TypeError(f"{name}: expected a (first, last) pair of ints, got {value!r}")
+    first, last = value
+    if not low <= first <= last <= high:
+        raise ValueError(f"{name}: expected {low} <= first <= last <= {high}, got ({first}, {last})")
+    return first, last
+
+
+def _check_d_model(d_model: object) -> int:
+    check_positive_int("d_model", d_model)
+    if d_model % 2:
+        raise ValueError(f"d_model: expected an even number (sine and cosine pairs), got {d_model}")
+    return d_model  # type: ignore[return-value]
+
+
+MAX_POSITIONS = 512
+MAX_WAVES = 16  # lines in one wave plot; more become unreadable
+
+
+def _table(d_model: int, positions: tuple[int, int]) -> np.ndarray:
+    first, last = positions
+    return sinusoidal_table(last + 1, d_model)[first:].numpy()  # (positions, d_model)
+
+
+def rope_scores(d_head: int, positions: tuple[int, int], seed: int = 0) -> np.ndarray:
+    """q_m · k_n / sqrt(d_head) for one random query and one random key rotated to every position.
+
+    The same two vectors sit at every position, so any change across the matrix comes from RoPE
+    alone, and it depends on m - n only: the matrix is constant along each diagonal.
+    """
+    _check_d_model(d_head)
+    first, last = _check_range("positions", positions, 0, MAX_POSITIONS)
+    generator = torch.Generator().manual_seed(seed)
+    q, k = torch.randn(2, d_head, generator=generator)
+    n = last - first + 1
+    rope = RotaryEmbedding(d_head, max_len=last + 1)
+    q_rot = rope(q.expand(1, 1, n, d_head), offset=first)  # (1, 1, n, d_head)
+    k_rot = rope(k.expand(1, 1, n, d_head), offset=first)
+    return (q_rot @ k_rot.transpose(-1, -2))[0, 0].numpy() / math.sqrt(d_head)  # (n, n)
+
+
+def _wave_traces(table: np.ndarray, d_model: int, dims: Sequence[int], x: np.ndarray) -> list[go.Scatter]:
+    traces = []
+    for dim in dims:
+        pair = dim // 2
+        wavelength = 2 * math.pi * 10000 ** (2 * pair / d_model)
+        kind = "sin" if dim % 2 == 0 else "cos"
+        traces.append(go.Scatter(
+            x=x, y=table[:, dim].astype(np.float32), mode="lines", name=f"dim {dim} ({kind})",
+            line=dict(dash="solid" if kind == "sin" else "dot"),
+            hovertemplate=f"dim {dim}: {kind}(pos / 10000^({2 * pair}/{d_model})), wavelength {wavelength:.3g}"
+                          "<br>position %{x}: %{y:.3f}<extra></extra>",
+        ))
+    return traces
+
+
+def _matrix(z: np.ndarray, x: np.ndarray, y: np.ndarray, hover: str, **kwargs: object) -> go.Heatmap:
+    return go.Heatmap(z=z.astype(np.float32), x=x, y=y, hovertemplate=hover + "<extra></extra>", **kwargs)
+
+
+def positional_encoding_figure(
+    d_model: int = 64, dims: tuple[int, int] = (0, 7), positions: tuple[int, int] = (0, 50)
+) -> go.Figure:
+    """Four views of the sinusoidal encoding of section 3.5, and RoPE beside it.
+
+    Top left, the waves of dimensions ``dims`` (first, last); top right, the table itself
+    (position by dimension); bottom left, PE(m) · PE(n) for every pair of positions; bottom right,
+    a RoPE query-key score for the same positions. Both matrices depend on m - n only.
+    """
+    _check_d_model(d_model)
+    first_dim, last_dim = _check_range("dims", dims, 0, d_model - 1)
+    if last_dim - first_dim + 1 > MAX_WAVES:
+        raise ValueError(f"dims: at most {MAX_WAVES} waves fit in one plot, got {last_dim - first_dim + 1} "
+                         f"(dimensions {first_dim} to {last_dim})")
+    positions = _check_range("positions", positions, 0, MAX_POSITIONS)
+    table = _table(d_model, positions)
+    x = np.arange(positions[0], positions[1] + 1)
+    fig = make_subplots(rows=2, cols=2, horizontal_spacing=0.12, vertical_spacing=0.14, subplot_titles=[
+        f"waves of dimensions {first_dim}–{last_dim}", "PE table: position × dimension",
+        "sinusoidal: PE(m) · PE(n)", "RoPE: q at m · k at n / √d"])
+    for trace in _wave_traces(table, d_model, range(first_dim, last_dim + 1), x):
+        fig.add_trace(trace, row=1, col=1)
+    fig.add_trace(_matrix(table, np.arange(d_model), x, "position %{y}, dimension %{x}: %{z:.3f}",
+                          colorscale="RdBu", zmid=0, showscale=False), row=1, col=2)
+    fig.add_trace(_matrix(table @ table.T, x, x, "m=%{y}, n=%{x}: %{z:.2f}", colorscale="Viridis",
+                          showscale=False), row=2, col=1)
+    fig.add_trace(_matrix(rope_scores(d_model, positions), x, x, "m=%{y}, n=%{x}: %{z:.2f}",
+                          colorscale="Viridis", showscale=False), row=2, col=2)
+    fig.update_xaxes(title_text="position", row=1, col=1)
+    fig.update_xaxes(title_text="dimension", row=1, col=2)
+    for col in (1, 2):
+        fig.update_xaxes(title_text="position n", row=2, col=col)
+        fig.update_yaxes(title_text="position m", autorange="reversed", row=2, col=col)
+    fig.update_yaxes(title_text="position", autorange="reversed", row=1, col=2)
+    fig.update_layout(template=BOOK_TEMPLATE, height=820, title=dict(text=f"Positional encodings, d_model = {d_model}"),
+                      legend=dict(font=dict(size=11)))
+    return fig
+
+
+def _slider(steps: list[dict], prefix: str, active: int = 0) -> dict:
+    return dict(active=active, steps=steps, currentvalue=dict(prefix=prefix), pad=dict(t=80))
+
+
+def positional_waves_menu_figure(d_model: int = 64, positions: tuple[int, int] = (0, 100)) -> go.Figure:
+    """The sine and cosine of each dimension pair i, one pair at a time, chosen by a slider.
+
+    Pair i oscillates with wavelength 2π · 10000^(2i / d_model): from 2π (i = 0) to nearly
+    2π · 10000 for the last pair. All pairs are precomputed; the slider works without a kernel.
+    """
+    _check_d_model(d_model)
+    positions = _check_range("positions", positions, 0, MAX_POSITIONS)
+    table = _table(d_model, positions)
+    x = np.arange(positions[0], positions[1] + 1)
+    fig = go.Figure()
+    n_pairs = d_model // 2
+    for pair in range(n_pairs):
+        for trace in _wave_traces(table, d_model, (2 * pair, 2 * pair + 1), x):
+            trace.visible = pair == 0
+            fig.add_trace(trace)
+    steps = []
+    for pair in range(n_pairs):
+        wavelength = 2 * math.pi * 10000 ** (2 * pair / d_model)
+        steps.append(dict(
+            label=str(pair), method="update",
+            args=[{"visible": [p == pair for p in range(n_pairs) for _ in range(2)]},
+                  {"title.text": f"Dimensions {2 * pair} (sin) and {2 * pair + 1} (cos) of d_model = {d_model}: "
+                                 f"wavelength {wavelength:.3g} positions"}],
+        ))
+    fig.update_layout(
+        template=BOOK_TEMPLATE, height=480, sliders=[_slider(steps, "pair i = ")],
+        title=dict(text=steps[0]["args"][1]["title.text"]),
+        xaxis=dict(title=dict(text="position")), yaxis=dict(title=dict(text="value"), range=[-1.1, 1.1]),
+    )
+    return fig
+
+
+def positional_encoding_menu_figure(
+    d_models: Sequence[int] = (16, 32, 64, 128), positions: tuple[int, int] = (0, 48)
+) -> go.Figure:
+    """The PE table, the sinusoidal similarity PE(m) · PE(n) and a RoPE score matrix, side by side,
+    for each ``d_model`` in ``d_models``, chosen by a slider in the browser."""
+    if isinstance(d_models, (str, bytes)) or not isinstance(d_models, Sequence) or not d_models:
+        raise TypeError(f"d_models: expected a non-empty sequence of even ints, got {d_models!r}")
+    for d_model in d_models:
+        _check_d_model(d_model)
+    positions = _check_range("positions", positions, 0, MAX_POSITIONS)
+    x = np.arange(positions[0], positions[1] + 1)
+    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.09, column_widths=[0.4, 0.3, 0.3], subplot_titles=[
+        "PE table: position × dimension", "sinusoidal: PE(m) · PE(n)", "RoPE: q at m · k at n / √d"])
+    for i, d_model in enumerate(d_models):
+        table = _table(d_model, positions)
+        visible = i == 0
+        fig.add_trace(_matrix(table, np.arange(d_model), x, "position %{y}, dimension %{x}: %{z:.3f}",
+                              colorscale="RdBu", zmid=0, showscale=False, visible=visible), row=1, col=1)
+        fig.add_trace(_matrix(table @ table.T, x, x, "m=%{y}, n=%{x}: %{z:.2f}", colorscale="Viridis",
+                              showscale=False, visible=visible), row=1, col=2)
+        fig.add_trace(_matrix(rope_scores(d_model, positions), x, x, "m=%{y}, n=%{x}: %{z:.2f}",
+                              colorscale="Viridis", showscale=False, visible=visible), row=1, col=3)
+    steps = [dict(label=str(d_model), method="update",
+                  args=[{"visible": [j == i for j in range(len(d_models)) for _ in range(3)]},
+                        {"title.text": f"Positions {positions[0]}–{positions[1]}, d_model = {d_model}"}])
+             for i, d_model in enumerate(d_models)]
+    fig.update_xaxes(title_text="dimension", row=1, col=1)
+    fig.update_xaxes(title_text="position n", row=1, col=2)
+    fig.update_xaxes(title_text="position n", row=1, col=3)
+    fig.update_yaxes(title_text="position", autorange="reversed")
+    fig.update_layout(template=BOOK_TEMPLATE, height=520, sliders=[_slider(steps, "d_model = ")],
+                      title=dict(text=steps[0]["args"][1]["title.text"]))
+    return fig
+
+
+
+def similarity_by_offset(d_model: int, max_offset: int) -> list[float]:
+    """Cosine similarity PE(0) · PE(k) / (d_model / 2) for k = 0 .. max_offset.
+
+    Every row of the sinusoidal table has squared norm d_model / 2, and PE(m) · PE(n) equals
+    sum_i cos((m - n) omega_i), so this one curve gives the similarity of any two positions
+    ``k`` apart."""
+    check_positive_int("max_offset", max_offset)
+    table = sinusoidal_table(max_offset + 1, d_model).double()  # (max_offset + 1, d_model)
+    return ((table[0] @ table.T) / (d_model / 2)).tolist()
+
+
+def similarity_by_offset_figure(d_models: Sequence[int] = (16, 64, 256), max_offset: int = 100) -> go.Figure:
+    """Similarity of two sinusoidal encodings against their distance, one line per d_model.
+
+    A dropdown shows one d_model at a time or all together (precomputed; no kernel needed)."""
+    if isinstance(d_models, str) or not isinstance(d_models, Sequence) or not d_models:
+        raise TypeError(f"d_models: expected a non-empty sequence of even ints, got {d_models!r}")
+    fig = go.Figure()
+    offsets = list(range(max_offset + 1))
+    for d_model in d_models:
+        values = [round(v, 4) for v in similarity_by_offset(d_model, max_offset)]
+        fig.add_trace(go.Scatter(
+            x=offsets, y=values, mode="lines", name=f"d_model = {d_model}",
+            hovertemplate=f"d_model {d_model}<br>offset %{{x}}: %{{y:.3f}}<extra></extra>",
+        ))
+    n = len(d_models)
+    buttons = [dict(label="all", method="update", args=[{"visible": [True] * n}])]
+    buttons += [dict(label=f"d_model = {d}", method="update", args=[{"visible": [j == i for j in range(n)]}])
+                for i, d in enumerate(d_models)]
+    fig.update_layout(
+        template=BOOK_TEMPLATE, height=440,
+        title=dict(text="Similarity of two positional encodings k positions apart"),
+        xaxis=dict(title=dict(text="offset k = |m − n|")),
+        yaxis=dict(title=dict(text="PE(m) · PE(n) / (d_model / 2)")),
+        updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.15, yanchor="top")],
+    )
+    return fig
