@@ -43,6 +43,7 @@ from torch import Tensor
 
 from .capture import AttentionMaps, capture_attention
 from .decoding import greedy_decode
+from .live_explorers import live_explorer_html, translation_payload
 from .models import Transformer
 from .positional_encoding import RotaryEmbedding, sinusoidal_table
 from .validation import check_choice, check_positive_int
@@ -520,7 +521,13 @@ class AttentionExplorer:
         self._safely(self.run)
 
     def _repr_mimebundle_(self, **kwargs: object) -> dict:
-        return self.widget._repr_mimebundle_(**kwargs)
+        # text/html: the in-page explorer of the static book (JupyterLab shows the widget view)
+        r = self.result
+        result = None if r is None else translation_payload(
+            r.sentence, r.src_ids, r.tgt_ids, r.maps, r.notes, self.src_vocab.itos, self.tgt_vocab.itos,
+            self.src_vocab.unk_id, self.tgt_vocab.eos_id)
+        html_view = live_explorer_html("attention", sentence=self.sentence.value, result=result)
+        return {**self.widget._repr_mimebundle_(**kwargs), "text/html": html_view}
 
     def _safely(self, action: Callable[[], None]) -> None:
         """Run a callback; turn any exception into a message in the widget."""
@@ -785,7 +792,10 @@ class PositionalEncodingExplorer:
         self._safely(self.draw)
 
     def _repr_mimebundle_(self, **kwargs: object) -> dict:
-        return self.widget._repr_mimebundle_(**kwargs)
+        # text/html: the in-page explorer of the static book (JupyterLab shows the widget view)
+        html_view = live_explorer_html("positional", d_model=self.d_model.value, dims=list(self.dims.value),
+                                       positions=list(self.positions.value))
+        return {**self.widget._repr_mimebundle_(**kwargs), "text/html": html_view}
 
     def _safely(self, action: Callable[[], None]) -> None:
         try:
