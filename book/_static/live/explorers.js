@@ -145,9 +145,10 @@
       layout.height = 480;
     }
     if (narrow) {
-      layout.margin = { l: 50, r: 10, t: 90, b: 50 };
+      layout.margin = { l: 50, r: 10, t: 110, b: 50 };
       layout.title.font = { size: 15 };
-      layout.coloraxis.colorbar.thickness = 12;
+      Object.assign(layout.coloraxis.colorbar, { thickness: 12, len: Math.min(1, 420 / layout.height),
+        y: 1, yanchor: "top" });
     }
     return { data, layout };
   }
@@ -357,9 +358,11 @@
     const rows = narrow ? 4 : 2;
     const cols = narrow ? 1 : 2;
     const hs = 0.12;
-    const vs = narrow ? 0.07 : 0.14;
+    // gaps between rows (paper fraction); when narrow, the legend goes under the waves: a wider gap there
+    const gaps = narrow ? [0.13, 0.075, 0.075] : [0.14];
     const w = (1 - hs * (cols - 1)) / cols;
-    const h = (1 - vs * (rows - 1)) / rows;
+    const h = (1 - gaps.reduce((a, b) => a + b, 0)) / rows;
+    const top = (r) => 1 - r * h - gaps.slice(0, r).reduce((a, b) => a + b, 0);
     const titles = [`waves of dimensions ${firstDim}\u2013${lastDim}`, "PE table: position \u00d7 dimension",
       "sinusoidal: PE(m) \u00b7 PE(n)", "RoPE: q at m \u00b7 k at n / \u221ad"];
     const layout = baseLayout({
@@ -368,15 +371,15 @@
       legend: { font: { size: 11 } }, annotations: [],
     });
     if (narrow) {
-      layout.margin = { l: 55, r: 10, t: 90, b: 50 };
-      layout.legend = { font: { size: 11 }, orientation: "h", x: 0, y: 1 - h - 0.005, yanchor: "top" };
+      layout.margin = { l: 55, r: 10, t: 110, b: 50 };
+      layout.legend = { font: { size: 11 }, orientation: "h", x: 0, y: top(0) - h - 0.042, yanchor: "top" };
     }
     const axisTitles = [["position", null], ["dimension", "position"], ["position n", "position m"],
       ["position n", "position m"]];
     cells.forEach(([r, c], i) => {
       const n1 = i === 0 ? "" : String(i + 1);
       const x0 = c * (w + hs);
-      const y1 = 1 - r * (h + vs);
+      const y1 = top(r);
       layout[`xaxis${n1}`] = Object.assign({}, AXIS, { domain: [x0, x0 + w], anchor: `y${n1}`,
         title: { text: axisTitles[i][0] } });
       layout[`yaxis${n1}`] = Object.assign({}, AXIS, { domain: [y1 - h, y1], anchor: `x${n1}` },
