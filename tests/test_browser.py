@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from .book_browser import LAUNCH_ARGS, ROOT, build_book, chromium_path, html_pages, serve
+from .book_browser import LAUNCH_ARGS, ROOT, chromium_path, html_pages, serve
 
 SCREENSHOTS = ROOT / "screenshots"
 PAGE_TIMEOUT_MS = 60_000
@@ -72,11 +72,6 @@ def promised(html: str) -> dict[str, int]:
         "views": len(re.findall(r'<script type="application/vnd\.jupyter\.widget-view\+json">', html)),
         "bertviz": len(re.findall(r'<div id="bertviz-[0-9a-f-]+"', html)),
     }
-
-
-@pytest.fixture(scope="session")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_book(tmp_path_factory.mktemp("book"))
 
 
 @contextmanager
@@ -169,7 +164,8 @@ def test_every_page_draws_offline(site: Path) -> None:
     assert chapter6["plots_drawn"] >= 2 and chapter6["math_typeset"] >= 2
     if "book/07_training_inference.html" in reports:  # every kind of picture: plots, widgets, bertviz
         chapter7 = reports["book/07_training_inference.html"]["state"]
-        assert chapter7["plots_drawn"] >= 3 and chapter7["views_rendered"] >= 2 and chapter7["widgets"] >= 2
+        # its one saved widget view: the training progress bar (the explorer is live, tests/test_live_model.py)
+        assert chapter7["plots_drawn"] >= 3 and chapter7["views_rendered"] >= 1 and chapter7["widgets"] >= 1
         assert chapter7["bertviz_drawn"] == 2 and chapter7["math_typeset"] >= 2
 
 
