@@ -86,8 +86,8 @@ class Visit:
 
 
 def _translate_in_page(page, sentences: list[str]) -> list[dict]:
-    return page.evaluate("async (s) => { const out = []; for (const t of s) out.push(await window.bookModel.translate(t));"
-                         " return out; }", sentences)
+    return page.evaluate("async (s) => { const out = [];"
+                         " for (const t of s) out.push(await window.bookModel.translate(t)); return out; }", sentences)
 
 
 def _reader_error(page, text: str) -> dict:
