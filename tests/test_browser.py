@@ -65,10 +65,11 @@ READY_JS = """([state, expected]) => {
 
 
 def promised(html: str) -> dict[str, int]:
-    """What a page's HTML asks the browser to draw: figures (in the page or in saved widget
-    outputs, where the quotes are JSON-escaped), widget views and bertviz views."""
+    """What a page's HTML asks the browser to draw: figures (in the page, in saved widget outputs,
+    where the quotes are JSON-escaped, and one in each live explorer), widget views and bertviz views."""
     return {
-        "plots": html.count('class="plotly-graph-div"') + html.count('class=\\"plotly-graph-div\\"'),
+        "plots": html.count('class="plotly-graph-div"') + html.count('class=\\"plotly-graph-div\\"')
+        + html.count('class="tc-live"'),
         "views": len(re.findall(r'<script type="application/vnd\.jupyter\.widget-view\+json">', html)),
         "bertviz": len(re.findall(r'<div id="bertviz-[0-9a-f-]+"', html)),
     }

@@ -249,6 +249,7 @@ def test_explorers_in_the_built_book_are_live(site: Path, checkpoint, browser, w
                 page.wait_for_timeout(300)
                 after = _figure_text(explorer)
                 shot = SCREENSHOTS / f"live-{chapter}-{width}.png"
+                page.evaluate("window.scrollTo(0, 0)")  # else the theme's sticky header lands on the explorer
                 top = explorer.evaluate("e => e.getBoundingClientRect().top + window.scrollY")
                 height = explorer.evaluate("e => e.getBoundingClientRect().height")
                 page.screenshot(path=str(shot), full_page=True,
