@@ -12,6 +12,7 @@ to the reader (screenshots at 1366 and 390 px go to screenshots/live-*.png).
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,9 +26,10 @@ from transformer_lib.browser_model import MANIFEST_FILE, WEIGHTS_FILE, browser_m
 from transformer_lib.capture import capture_attention
 from transformer_lib.corpus import make_corpus
 from transformer_lib.decoding import translate
+from transformer_lib.live_explorers import live_explorer_html
 from transformer_lib.pretrained import book_model
 from transformer_lib.training import BOOK_RECIPE
-from transformer_lib.visualization import AttentionExplorer, translate_sentence
+from transformer_lib.visualization import AttentionExplorer, PositionalEncodingExplorer, translate_sentence
 
 from .book_browser import live_test_page, serve
 from .test_browser import launched_browser
@@ -111,6 +113,44 @@ def test_model_files_hold_the_weights_and_are_deterministic(checkpoint, tmp_path
         assert np.array_equal(weights[name], tensor.numpy()), name
     assert len(files[WEIGHTS_FILE]) == 4 * sum(t.numel() for t in {t.data_ptr(): t for t in state.values()}.values())
     assert MANIFEST_FILE in files
+
+
+def _state(live_html: str) -> dict:
+    match = re.search(r'<script type="application/json" class="tc-live-state">(.*?)</script>', live_html, re.S)
+    assert match, live_html[:200]
+    return json.loads(match.group(1))
+
+
+def test_explorers_offer_the_widget_and_the_live_html(checkpoint) -> None:
+    model, src_vocab, tgt_vocab = checkpoint.model, checkpoint.src_vocab, checkpoint.tgt_vocab
+    sentence = "the small white cars are not old"
+    bundle = AttentionExplorer(model, src_vocab, tgt_vocab, sentence=sentence)._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # JupyterLab keeps the widget
+    state = _state(bundle["text/html"])
+    expected = translate(model.eval(), sentence, src_vocab, tgt_vocab)
+    assert state["sentence"] == sentence
+    result = state["result"]  # the kernel's translation, drawn before any model is loaded
+    assert result["tokens"] == expected.tokens and result["ended"]
+    assert result["src_tokens"] == sentence.split() and result["decoder_tokens"] == ["<sos>", *expected.tokens]
+    config = model.config
+    shapes = {"encoder_self": (7, 7), "decoder_self": (len(expected.tokens) + 1,) * 2,
+              "cross": (len(expected.tokens) + 1, 7)}
+    for kind, (queries, keys) in shapes.items():
+        layers = config.n_encoder_layers if kind == "encoder_self" else config.n_decoder_layers
+        assert np.array(result["attention"][kind]).shape == (layers, config.n_heads, queries, keys), kind
+    positional = PositionalEncodingExplorer(d_model=32, dims=(2, 5), positions=(3, 40))._repr_mimebundle_()
+    assert _state(positional["text/html"]) == {"d_model": 32, "dims": [2, 5], "positions": [3, 40]}
+    empty = AttentionExplorer(model, src_vocab, tgt_vocab, sentence="")._repr_mimebundle_()
+    assert _state(empty["text/html"]) == {"sentence": "", "result": None}
+
+
+def test_live_html_keeps_any_sentence_inside_its_script() -> None:
+    sentence = 'a </script><script>alert(1)</script> & "b"'
+    live_html = live_explorer_html("attention", sentence=sentence, result=None)
+    assert live_html.count("</script>") == 1
+    assert _state(live_html)["sentence"] == sentence
+    with pytest.raises(ValueError, match="kind"):
+        live_explorer_html("bertviz")
 
 
 def test_page_translates_as_the_library(checkpoint, browser, live_url: str) -> None:
