@@ -68,3 +68,27 @@ def serve(site: Path) -> Iterator[str]:
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+def live_test_page(folder: Path) -> Path:
+    """A minimal page with both live explorers, the same scripts as the book and the model file
+    written as the book's build writes it; returns ``folder`` (serve it). Faster than a book build."""
+    from transformer_lib.browser_model import write_book_model
+    from transformer_lib.live_explorers import live_explorer_html
+
+    static = folder / "_static"
+    shutil.copytree(ROOT / "book" / "_static" / "live", static / "live", dirs_exist_ok=True)
+    write_book_model(static / "live")
+    plotly = static / "vendor" / "plotly"
+    plotly.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "book" / "_static" / "vendor" / "plotly" / "plotly-cartesian.min.js", plotly)
+    scripts = "".join(f'<script src="_static/{s}"></script>' for s in (
+        "vendor/plotly/plotly-cartesian.min.js", "live/book-model.js", "live/explorers.js"))
+    (folder / "index.html").write_text(
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>live explorers</title>'
+        '<link rel="icon" href="data:,">'
+        f'<link rel="stylesheet" href="_static/live/explorers.css">{scripts}</head><body style="max-width:60em">'
+        f'{live_explorer_html("attention", sentence="", result=None)}'
+        f'{live_explorer_html("positional", d_model=64, dims=[0, 7], positions=[0, 50])}</body></html>'
+    )
+    return folder

@@ -9,6 +9,11 @@
   HTML manager calls to typeset widget labels, onto the MathJax 3 the book loads.
 * MathJax only on pages with mathematics. Sphinx also loads it on a page whose toctree includes
   a page with equations (the book's root page), which costs 1.3 MB there for nothing.
+* The live explorers (``transformer_lib.live_explorers``): on pages that hold one, plotly.js and
+  ``_static/live``'s scripts; the book's model is written there for them at build time
+  (``transformer_lib.browser_model``), and fetched by the page only when the reader first uses it.
+  Where the live explorers replaced every saved widget view, the saved widget state and the
+  widget manager (1.9 MB) are left out.
 * Each inline script once: sphinx-thebe's configuration script is otherwise emitted twice (Sphinx
   keeps an inline script added after the builder started under two names, None and ''), and the
   second copy fails with "Identifier 'THEBE_JS_URL' has already been declared".
@@ -16,12 +21,21 @@
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 from sphinx.application import Sphinx
 
 PLOTLY_JS = "vendor/plotly/plotly-cartesian.min.js"  # under html_static_path (book/_static)
 MATHJAX_HUB_SHIM = "mathjax-hub-shim.js"
 WIDGET_MANAGER = "html-manager/embed.js"
 PLOTLY_MARKER = "Plotly.newPlot"
+LIVE_MARKER = 'class="tc-live"'  # transformer_lib.live_explorers.live_explorer_html
+LIVE_SCRIPTS = ("live/book-model.js", "live/explorers.js")
+LIVE_CSS = "live/explorers.css"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 
 def _scripts(context: dict) -> list:
@@ -39,21 +53,61 @@ def _loads_widgets(context: dict) -> bool:
     return any((script.filename or "").endswith(WIDGET_MANAGER) for script in _scripts(context))
 
 
+def _has_live_explorer(context: dict) -> bool:
+    return LIVE_MARKER in context.get("body", "")
+
+
+def _unused_widget_script(context: dict, script: object) -> bool:
+    """The widget state and manager of a page without widget views (live explorers took their place)."""
+    if WIDGET_VIEW in context.get("body", ""):
+        return False
+    return (script.filename or "").endswith(WIDGET_MANAGER) or script.attributes.get("type") == WIDGET_STATE
+
+
+def _prune_widget_state(context: dict) -> None:
+    """Keep only the saved widgets that the page's widget views show (and the widgets those refer
+    to): the state of an explorer the live one replaced would otherwise still be sent, figures and all."""
+    body = context.get("body", "")
+    views = set(re.findall(r'"model_id":\s*"([0-9a-f]+)"', body))
+    for script in _scripts(context):
+        if script.attributes.get("type") != WIDGET_STATE or not views:
+            continue
+        saved = json.loads(script.attributes["body"])
+        state = saved.get("state", {})
+        keep, todo = set(), [v for v in views if v in state]
+        while todo:
+            model_id = todo.pop()
+            if model_id not in keep:
+                keep.add(model_id)
+                todo += [m for m in re.findall(r"IPY_MODEL_([0-9a-f]+)", json.dumps(state[model_id])) if m in state]
+        if keep != set(state):
+            saved["state"] = {k: v for k, v in state.items() if k in keep}
+            # no "</" inside the script element ("<\/" is the same JSON)
+            script.attributes["body"] = json.dumps(saved).replace("</", "<\\/")
+
+
 def add_page_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
-    if _draws_plotly(context):
+    # (app.add_js_file appends to the list behind context["script_files"]: filter it last.)
+    _prune_widget_state(context)
+    live = _has_live_explorer(context)
+    widgets = _loads_widgets(context) and WIDGET_VIEW in context.get("body", "")
+    if live:
+        for priority, script in enumerate(LIVE_SCRIPTS, start=510):  # after plotly.js, the model first
+            app.add_js_file(script, priority=priority)
+        app.add_css_file(LIVE_CSS)
+    if _draws_plotly(context) or live:
         # priority 200: a plain script in the head, before the widget manager (500) runs saved outputs.
         app.add_js_file(PLOTLY_JS, priority=200)
-    if _loads_widgets(context):
+    if widgets:
         # before the widget manager, so that its load handler finds the shim in place
         app.add_js_file(MATHJAX_HUB_SHIM, priority=450)
-    # (app.add_js_file appends to the list behind context["script_files"]; de-duplicate last.)
     unique, seen = [], set()
     for script in _scripts(context):
         key = (script.filename or "", script.priority, tuple(sorted(script.attributes.items())))
-        if key not in seen:
+        if key not in seen and not _unused_widget_script(context, script):
             seen.add(key)
             unique.append(script)
-    if not _has_math(context) and not _loads_widgets(context):  # widget labels may hold TeX
+    if not _has_math(context) and not widgets:  # widget labels may hold TeX
         unique = [script for script in unique if not _is_mathjax(app, script)]
     context["script_files"] = unique
 
@@ -68,7 +122,17 @@ def _is_mathjax(app: Sphinx, script: object) -> bool:
             or str(script.attributes.get("body", "")).startswith("window.MathJax"))
 
 
+def write_live_model(app: Sphinx, exception: Exception | None) -> None:
+    """The book's model for the live explorers, into the site's _static/live (not committed twice)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    from transformer_lib.browser_model import write_book_model
+
+    write_book_model(Path(app.outdir) / "_static" / "live")
+
+
 def setup(app: Sphinx) -> dict:
     # priority 600: after myst-nb (500) has added the page's widget scripts.
     app.connect("html-page-context", add_page_scripts, priority=600)
+    app.connect("build-finished", write_live_model)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 
 from ..capture import AttentionMaps, capture_translation
 from ..decoding import Translation, translate
+from ..live_explorers import live_explorer_html, translation_payload
 from ..models import Transformer
 from ..tokenization import Vocab
 from .attention import ATTENTION_KINDS, attention_figure
@@ -110,7 +111,11 @@ class AttentionExplorer:
         self._safely(self.run)
 
     def _repr_mimebundle_(self, **kwargs: object) -> dict:
-        return self.widget._repr_mimebundle_(**kwargs)
+        # text/html: the in-page explorer of the static book (JupyterLab shows the widget view)
+        result = None if self.result is None or self.maps is None else translation_payload(
+            self.result, self.maps, self.src_vocab, self.tgt_vocab, reading_notes(self.result, self.src_vocab))
+        html_view = live_explorer_html("attention", sentence=self.sentence.value, result=result)
+        return {**self.widget._repr_mimebundle_(**kwargs), "text/html": html_view}
 
     def _safely(self, action: Callable[[], None]) -> None:
         """Run a callback; turn any exception into a message in the widget."""
@@ -196,7 +201,10 @@ class PositionalEncodingExplorer:
         self._safely(self.draw)
 
     def _repr_mimebundle_(self, **kwargs: object) -> dict:
-        return self.widget._repr_mimebundle_(**kwargs)
+        # text/html: the in-page explorer of the static book (JupyterLab shows the widget view)
+        html_view = live_explorer_html("positional", d_model=self.d_model.value, dims=list(self.dims.value),
+                                       positions=list(self.positions.value))
+        return {**self.widget._repr_mimebundle_(**kwargs), "text/html": html_view}
 
     def _safely(self, action: Callable[[], None]) -> None:
         try:

@@ -1,0 +1,418 @@
+/* The book's Transformer, run in the reader's browser: window.bookModel.
+ *
+ * Plain JavaScript (ES2017), no dependency. It computes what transformer_lib computes:
+ *   tokenisation      tokenization.Vocab.encode (words of Python's str.split(); unknown words -> <unk>)
+ *   embeddings        embeddings.TokenEmbedding: E[id] * sqrt(d_model), plus the sinusoidal table
+ *                     of positional_encoding.sinusoidal_table (float64, rounded to float32)
+ *   attention         attention.attention_weights: softmax(Q K^T / sqrt(d_k)), masked keys at -inf
+ *   layers            encoder.EncoderLayer / decoder.DecoderLayer inside residual.Residual
+ *                     (post-norm LayerNorm(x + f(x)), or pre-norm x + f(LayerNorm(x)) with a final norm)
+ *   decoding          decoding.greedy_decode: one token at a time on a key/value cache, <pad> and <sos>
+ *                     banned, stop at <eos> or after max_len tokens; max_len as decoding.translate
+ *                     (2 S + 10), capped so that <sos> and every output token fit in the positions
+ *   attention maps    capture.capture_attention for the decoder input <sos> + output (without <eos>)
+ * The weights (book-model.bin, float32) and everything else (book-model.json) are written by
+ * transformer_lib.browser_model at book build time, and fetched the first time they are needed.
+ */
+(function () {
+  "use strict";
+  if (window.bookModel) return;
+
+  const scriptUrl = (document.currentScript && document.currentScript.src) || window.location.href;
+  const MANIFEST_URL = new URL("book-model.json", scriptUrl).href;
+
+  // The messages of transformer_lib.visualization's AttentionExplorer and translate_sentence.
+  const MESSAGES = {
+    empty: "Type a sentence above, then press Enter or Translate.",
+    unknown: (unk, words) => `Not in the vocabulary, so the model reads them as ${unk}: ` +
+      words.map((w) => `\u201c${w}\u201d`).join(", ") + ".",
+    tooLong: (n, max) => `The sentence is ${n} tokens long, but this model reads at most ${max}: ` +
+      `only the first ${max} were used.`,
+  };
+
+  // The characters Python's str.split() splits at (str.isspace), which Vocab.encode uses. JavaScript's
+  // \\s is another set (it has U+FEFF and lacks U+001C..U+001F); tests/test_live_model.py compares.
+  const WHITESPACE = new Set("\t\n\v\f\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004" +
+    "\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000");
+
+  function words(text) { // str.split()
+    const out = [];
+    let word = "";
+    for (const ch of text) {
+      if (WHITESPACE.has(ch)) {
+        if (word) out.push(word);
+        word = "";
+      } else {
+        word += ch;
+      }
+    }
+    if (word) out.push(word);
+    return out;
+  }
+
+  // What the explorer checks before any model is loaded: a string with at least one word.
+  function checkText(text) {
+    if (typeof text !== "string") throw new ReaderError(`sentence: expected a str, got ${typeof text}`);
+    if (words(text).length === 0) throw new ReaderError(MESSAGES.empty, "info");
+  }
+
+  class ReaderError extends Error {
+    constructor(message, level) {
+      super(message);
+      this.name = "ReaderError";
+      this.level = level || "error"; // "info" for an empty box: nothing is wrong yet
+    }
+  }
+
+  // ------------------------------------------------------------------ linear algebra on rows
+
+  function linear(x, w, b, nOut, nIn) { // x: Float64Array(nIn); w: (nOut, nIn) row-major, as nn.Linear
+    const y = new Float64Array(nOut);
+    for (let o = 0; o < nOut; o++) {
+      let s = b ? b[o] : 0;
+      const row = o * nIn;
+      for (let i = 0; i < nIn; i++) s += w[row + i] * x[i];
+      y[o] = s;
+    }
+    return y;
+  }
+
+  function layerNorm(x, gamma, beta, eps) { // biased variance, eps inside the root (residual.layer_norm)
+    const n = x.length;
+    let mean = 0;
+    for (let i = 0; i < n; i++) mean += x[i];
+    mean /= n;
+    let variance = 0;
+    for (let i = 0; i < n; i++) variance += (x[i] - mean) * (x[i] - mean);
+    variance /= n;
+    const inv = 1 / Math.sqrt(variance + eps);
+    const y = new Float64Array(n);
+    for (let i = 0; i < n; i++) y[i] = (x[i] - mean) * inv * gamma[i] + beta[i];
+    return y;
+  }
+
+  function add(a, b) {
+    const y = new Float64Array(a.length);
+    for (let i = 0; i < a.length; i++) y[i] = a[i] + b[i];
+    return y;
+  }
+
+  function sinusoidalRow(pos, d) { // positional_encoding.sinusoidal_table, one row
+    const row = new Float64Array(d);
+    for (let i = 0; i < d; i += 2) {
+      const angle = pos * (1 / Math.pow(10000, i / d));
+      row[i] = Math.fround(Math.sin(angle));
+      if (i + 1 < d) row[i + 1] = Math.fround(Math.cos(angle));
+    }
+    return row;
+  }
+
+  // ------------------------------------------------------------------ the model
+
+  class Model {
+    constructor(manifest, buffer) {
+      this.manifest = manifest;
+      this.config = manifest.config;
+      const floats = new Float32Array(buffer); // the file is little-endian float32, as every browser's typed arrays
+      if (floats.length !== manifest.weights.floats) {
+        throw new Error(`book-model.bin: expected ${manifest.weights.floats} floats, got ${floats.length}`);
+      }
+      this.tensors = {};
+      for (const [name, entry] of Object.entries(manifest.weights.tensors)) {
+        const size = entry.shape.reduce((a, b) => a * b, 1);
+        this.tensors[name] = floats.subarray(entry.offset, entry.offset + size);
+      }
+      this.srcVocab = manifest.src_vocab;
+      this.tgtVocab = manifest.tgt_vocab;
+      this.srcIndex = new Map(this.srcVocab.map((token, i) => [token, i]));
+      this.ids = manifest.special_ids;
+      this.specials = new Set(manifest.tokenization.specials);
+      const d = this.config.d_model;
+      this.positions = [];
+      for (let p = 0; p < this.config.max_len; p++) this.positions.push(sinusoidalRow(p, d));
+    }
+
+    t(name) {
+      const tensor = this.tensors[name];
+      if (!tensor) throw new Error(`book-model.json: no tensor ${name}`);
+      return tensor;
+    }
+
+    // Vocab.encode_with_unknowns, with a special token typed as a word read as <unk>.
+    tokenize(text) {
+      const ids = [];
+      const unknown = [];
+      for (const w of words(text)) {
+        const id = this.specials.has(w) ? undefined : this.srcIndex.get(w);
+        if (id === undefined) {
+          unknown.push(w);
+          ids.push(this.ids.unk);
+        } else {
+          ids.push(id);
+        }
+      }
+      return { ids, unknown };
+    }
+
+    embed(prefix, id, pos) { // InputEmbedding: token * sqrt(d_model) + position (dropout is off)
+      const d = this.config.d_model;
+      const table = this.t(`${prefix}.token.embedding.weight`);
+      const scale = Math.sqrt(d);
+      const pe = this.positions[pos];
+      const x = new Float64Array(d);
+      for (let i = 0; i < d; i++) x[i] = Math.fround(table[id * d + i] * scale) + pe[i];
+      return x;
+    }
+
+    lin(prefix, x, nOut, nIn) {
+      return linear(x, this.t(`${prefix}.weight`), this.t(`${prefix}.bias`), nOut, nIn);
+    }
+
+    norm(prefix, x) {
+      return layerNorm(x, this.t(`${prefix}.weight`), this.t(`${prefix}.bias`), this.config.layer_norm_eps);
+    }
+
+    residual(prefix, x, sublayer) { // residual.Residual
+      if (this.config.norm_first) return add(x, sublayer(this.norm(`${prefix}.norm`, x)));
+      return this.norm(`${prefix}.norm`, add(x, sublayer(x)));
+    }
+
+    feedForward(prefix, x) { // feed_forward.PositionwiseFeedForward with ReLU
+      const d = this.config.d_model;
+      const dff = this.config.d_ff;
+      const h = this.lin(`${prefix}.linear1`, x, dff, d);
+      for (let i = 0; i < dff; i++) if (h[i] < 0) h[i] = 0;
+      return this.lin(`${prefix}.linear2`, h, d, dff);
+    }
+
+    project(prefix, which, x) { // (d_model) -> (d_model) by w_q, w_k or w_v
+      const d = this.config.d_model;
+      return this.lin(`${prefix}.${which}`, x, d, d);
+    }
+
+    // One query row against cached keys and values: returns the output (d_model) and the
+    // weights per head (each of length keys.length). Every key is visible (no padding, and
+    // a cache holds only the past), so no mask is needed here; attend() masks for the encoder.
+    attendRow(prefix, q, keys, values) {
+      const d = this.config.d_model;
+      const h = this.config.n_heads;
+      const dk = d / h;
+      const scale = Math.sqrt(dk);
+      const concat = new Float64Array(d);
+      const weights = [];
+      for (let head = 0; head < h; head++) {
+        const off = head * dk;
+        const scores = new Float64Array(keys.length);
+        let max = -Infinity;
+        for (let j = 0; j < keys.length; j++) {
+          let s = 0;
+          for (let i = 0; i < dk; i++) s += q[off + i] * keys[j][off + i];
+          s /= scale;
+          scores[j] = s;
+          if (s > max) max = s;
+        }
+        let sum = 0;
+        for (let j = 0; j < keys.length; j++) {
+          scores[j] = Math.exp(scores[j] - max);
+          sum += scores[j];
+        }
+        for (let j = 0; j < keys.length; j++) {
+          scores[j] /= sum;
+          for (let i = 0; i < dk; i++) concat[off + i] += scores[j] * values[j][off + i];
+        }
+        weights.push(scores);
+      }
+      return { output: this.project(prefix, "w_o", concat), weights };
+    }
+
+    encode(srcIds) { // Transformer.encode: (S) ids -> memory rows, and each layer's weights
+      const cfg = this.config;
+      let xs = srcIds.map((id, pos) => this.embed("src_embed", id, pos));
+      const maps = [];
+      for (let l = 0; l < cfg.n_encoder_layers; l++) {
+        const p = `encoder.layers.${l}`;
+        const layerWeights = [];
+        xs = this.selfAttentionBlock(`${p}.attn_residual`, `${p}.self_attn`, xs, layerWeights);
+        xs = xs.map((x) => this.residual(`${p}.ff_residual`, x, (y) => this.feedForward(`${p}.feed_forward`, y)));
+        maps.push(layerWeights);
+      }
+      if (cfg.norm_first) xs = xs.map((x) => this.norm("encoder.final_norm", x));
+      return { memory: xs, maps };
+    }
+
+    // Bidirectional self-attention over all positions inside a residual (the encoder's sub-layer).
+    selfAttentionBlock(residualPrefix, attnPrefix, xs, layerWeights) {
+      const inputs = this.config.norm_first ? xs.map((x) => this.norm(`${residualPrefix}.norm`, x)) : xs;
+      const keys = inputs.map((x) => this.project(attnPrefix, "w_k", x));
+      const values = inputs.map((x) => this.project(attnPrefix, "w_v", x));
+      const rows = inputs.map((x) => this.attendRow(attnPrefix, this.project(attnPrefix, "w_q", x), keys, values));
+      for (let head = 0; head < this.config.n_heads; head++) layerWeights.push(rows.map((r) => Array.from(r.weights[head])));
+      return xs.map((x, i) => this.config.norm_first
+        ? add(x, rows[i].output)
+        : this.norm(`${residualPrefix}.norm`, add(x, rows[i].output)));
+    }
+
+    newCache(memory) { // decoder.DecoderLayerCache for every layer; cross keys/values once
+      const caches = [];
+      for (let l = 0; l < this.config.n_decoder_layers; l++) {
+        const p = `decoder.layers.${l}.cross_attn`;
+        caches.push({
+          selfKeys: [], selfValues: [],
+          crossKeys: memory.map((m) => this.project(p, "w_k", m)),
+          crossValues: memory.map((m) => this.project(p, "w_v", m)),
+        });
+      }
+      return caches;
+    }
+
+    // One decoding step: the token at position pos, through every decoder layer with the cache.
+    // Returns the decoder output row and, per layer and head, the self and cross weight rows.
+    decodeStep(id, pos, caches) {
+      const cfg = this.config;
+      let x = this.embed("tgt_embed", id, pos);
+      const selfRows = [];
+      const crossRows = [];
+      for (let l = 0; l < cfg.n_decoder_layers; l++) {
+        const p = `decoder.layers.${l}`;
+        const cache = caches[l];
+        x = this.residual(`${p}.self_residual`, x, (y) => {
+          cache.selfKeys.push(this.project(`${p}.self_attn`, "w_k", y));
+          cache.selfValues.push(this.project(`${p}.self_attn`, "w_v", y));
+          const r = this.attendRow(`${p}.self_attn`, this.project(`${p}.self_attn`, "w_q", y), cache.selfKeys, cache.selfValues);
+          selfRows.push(r.weights);
+          return r.output;
+        });
+        x = this.residual(`${p}.cross_residual`, x, (y) => {
+          const r = this.attendRow(`${p}.cross_attn`, this.project(`${p}.cross_attn`, "w_q", y), cache.crossKeys, cache.crossValues);
+          crossRows.push(r.weights);
+          return r.output;
+        });
+        x = this.residual(`${p}.ff_residual`, x, (y) => this.feedForward(`${p}.feed_forward`, y));
+      }
+      if (cfg.norm_first) x = this.norm("decoder.final_norm", x);
+      return { x, selfRows, crossRows };
+    }
+
+    nextToken(x) { // decoding._next_logits + argmax: <pad> and <sos> are never a next token
+      const cfg = this.config;
+      const logits = linear(x, this.t("generator.weight"), this.t("generator.bias"), cfg.tgt_vocab_size, cfg.d_model);
+      let best = -1;
+      let bestValue = -Infinity;
+      for (let i = 0; i < logits.length; i++) {
+        if (i === this.ids.pad || i === this.ids.sos) continue;
+        const v = Math.fround(logits[i]);
+        if (v > bestValue) { bestValue = v; best = i; } // the first maximum, as torch.argmax
+      }
+      return best;
+    }
+
+    translate(text) {
+      checkText(text);
+      const cfg = this.config;
+      const { ids: allIds, unknown } = this.tokenize(text);
+      const notes = [];
+      if (unknown.length) notes.push(MESSAGES.unknown(this.srcVocab[this.ids.unk], [...new Set(unknown)]));
+      let ids = allIds;
+      if (ids.length > cfg.max_len) {
+        notes.push(MESSAGES.tooLong(ids.length, cfg.max_len));
+        ids = ids.slice(0, cfg.max_len);
+      }
+      const { memory, maps: encoderSelf } = this.encode(ids);
+      const caches = this.newCache(memory);
+      // decoding.translate's length limit, kept inside the positions the decoder can read
+      // (<sos> plus every output token go through capture_attention's forward pass).
+      const maxNew = Math.min(2 * ids.length + 10, cfg.max_len - 1);
+      const out = [];
+      const selfRows = [];
+      const crossRows = [];
+      let fed = this.ids.sos;
+      let ended = false;
+      for (let step = 0; step < maxNew; step++) {
+        const r = this.decodeStep(fed, step, caches);
+        selfRows.push(r.selfRows);
+        crossRows.push(r.crossRows);
+        const next = this.nextToken(r.x);
+        if (next === this.ids.eos) { ended = true; break; }
+        out.push(next);
+        fed = next;
+      }
+      if (!ended && out.length) { // the last token was never read: read it for its attention rows
+        const r = this.decodeStep(fed, out.length, caches);
+        selfRows.push(r.selfRows);
+        crossRows.push(r.crossRows);
+      }
+      const n = selfRows.length; // = 1 + out.length: <sos> and each output token
+      const decoderSelf = [];
+      const cross = [];
+      for (let l = 0; l < cfg.n_decoder_layers; l++) {
+        const selfLayer = [];
+        const crossLayer = [];
+        for (let head = 0; head < cfg.n_heads; head++) {
+          selfLayer.push(selfRows.map((rows) => { // causal: the future keys have weight 0
+            const row = new Array(n).fill(0);
+            rows[l][head].forEach((w, j) => { row[j] = w; });
+            return row;
+          }));
+          crossLayer.push(crossRows.map((rows) => Array.from(rows[l][head])));
+        }
+        decoderSelf.push(selfLayer);
+        cross.push(crossLayer);
+      }
+      const tokens = out.map((i) => this.tgtVocab[i]);
+      return {
+        tokens,
+        text: tokens.join(" "),
+        unknown,
+        notes,
+        ended,
+        src_tokens: ids.map((i) => this.srcVocab[i]),
+        decoder_tokens: [this.tgtVocab[this.ids.sos], ...tokens],
+        attention: { encoder_self: encoderSelf, decoder_self: decoderSelf, cross },
+      };
+    }
+  }
+
+  // ------------------------------------------------------------------ loading, once, on first use
+
+  let loading = null;
+  function load() {
+    if (!loading) {
+      loading = (async () => {
+        const started = performance.now();
+        const manifestResponse = await fetch(MANIFEST_URL);
+        if (!manifestResponse.ok) throw new Error(`could not load ${MANIFEST_URL} (HTTP ${manifestResponse.status})`);
+        const manifest = await manifestResponse.json();
+        const weightsUrl = new URL(manifest.weights.file, MANIFEST_URL).href;
+        const weightsResponse = await fetch(weightsUrl);
+        if (!weightsResponse.ok) throw new Error(`could not load ${weightsUrl} (HTTP ${weightsResponse.status})`);
+        const model = new Model(manifest, await weightsResponse.arrayBuffer());
+        window.bookModel.loadMs = performance.now() - started;
+        return model;
+      })();
+      loading.catch(() => { loading = null; }); // a failed load may be retried
+    }
+    return loading;
+  }
+
+  window.bookModel = {
+    manifestUrl: MANIFEST_URL,
+    loadMs: null,
+    load,
+    ReaderError,
+    messages: MESSAGES,
+    whitespace: [...WHITESPACE].join(""),
+    words,
+    checkText,
+    /** Promise of {tokens, text, unknown, notes, ended, src_tokens, decoder_tokens,
+     *  attention: {encoder_self, decoder_self, cross}} with attention as [layer][head][query][key]. */
+    async translate(text) {
+      checkText(text); // before loading: an empty box costs no download
+      const model = await load();
+      return model.translate(text);
+    },
+    async tokenize(text) {
+      const model = await load();
+      return model.tokenize(text);
+    },
+  };
+})();

@@ -1,0 +1,493 @@
+/* The explorers of the static book, live in the page (no kernel): every div.tc-live becomes one.
+ *
+ *   data-explorer="attention"   type a sentence, press Translate or Enter: the book's model
+ *                               (book-model.js, loaded on first use) translates it, and the
+ *                               heatmaps show any attention map behind the translation.
+ *   data-explorer="positional"  sliders for d_model, the dimensions and the positions; the waves,
+ *                               the table and both similarity matrices are computed here from the
+ *                               formulas of section 3.5 and of RoPE.
+ * The settings (and the kernel's first translation) come in a <script class="tc-live-state">
+ * written by transformer_lib.live_explorers. Figures mirror transformer_lib.visualization's
+ * attention_figure and positional_encoding_figure, drawn with the book's copy of plotly.js.
+ */
+(function () {
+  "use strict";
+
+  // The book's plotly template (transformer_lib.visualization.BOOK_TEMPLATE) and colour scales.
+  const FONT = { family: "Helvetica, Arial, sans-serif", size: 13, color: "#222" };
+  const AXIS = { gridcolor: "#e5e5e5", zerolinecolor: "#bbb", linecolor: "#888", automargin: true };
+  const COLORWAY = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
+  const CONFIG = { responsive: true, displaylogo: false };
+  const scale = (colors) => colors.map((c, i) => [i / (colors.length - 1), c]);
+  const BLUES = scale(["rgb(247,251,255)", "rgb(222,235,247)", "rgb(198,219,239)", "rgb(158,202,225)",
+    "rgb(107,174,214)", "rgb(66,146,198)", "rgb(33,113,181)", "rgb(8,81,156)", "rgb(8,48,107)"]);
+  const RDBU = scale(["rgb(103,0,31)", "rgb(178,24,43)", "rgb(214,96,77)", "rgb(244,165,130)",
+    "rgb(253,219,199)", "rgb(247,247,247)", "rgb(209,229,240)", "rgb(146,197,222)", "rgb(67,147,195)",
+    "rgb(33,102,172)", "rgb(5,48,97)"]);
+  const VIRIDIS = scale(["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779",
+    "#6ece58", "#b5de2b", "#fde725"]);
+  const NARROW = 620; // px: below this, one figure per row
+
+  function baseLayout(extra) {
+    return Object.assign({
+      font: FONT, colorway: COLORWAY, paper_bgcolor: "white", plot_bgcolor: "white",
+      margin: { l: 60, r: 30, t: 90, b: 50 }, hoverlabel: { font: { size: 13 } },
+    }, extra);
+  }
+
+  const escapeHtml = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+    .replace(/"/g, "&quot;");
+  const sentenceCase = (s) => s.charAt(0).toUpperCase() + s.slice(1);
+
+  let counter = 0;
+  function el(tag, attrs, children) {
+    const node = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (k === "text") node.textContent = v;
+      else node.setAttribute(k, v);
+    }
+    for (const child of children || []) node.appendChild(child);
+    return node;
+  }
+  function labelled(text, control) {
+    control.id = control.id || `tc-live-${++counter}`;
+    return el("span", { class: "tc-field" }, [el("label", { for: control.id, text }), control]);
+  }
+  function select(options, value) {
+    const node = el("select");
+    setOptions(node, options, value);
+    return node;
+  }
+  function setOptions(node, options, value) {
+    node.textContent = "";
+    for (const [label, v] of options) node.appendChild(el("option", { value: String(v), text: label }));
+    node.value = String(value);
+  }
+  function message(box, text, level) {
+    box.textContent = "";
+    if (text) box.appendChild(el("div", { class: `tc-message tc-${level || "info"}`, text }));
+  }
+  function plotlyReady() {
+    return typeof window.Plotly !== "undefined";
+  }
+
+  // ============================================================== attention explorer
+
+  const KINDS = [["encoder self-attention", "encoder_self"], ["decoder self-attention", "decoder_self"],
+    ["cross-attention", "cross"]];
+  const KIND_TITLES = { encoder_self: "encoder self-attention", decoder_self: "decoder self-attention",
+    cross: "cross-attention (decoder \u2192 encoder)" };
+  const AXIS_TITLES = { encoder_self: ["source token (key)", "source token (query)"],
+    decoder_self: ["target token (key)", "target token (query)"], cross: ["source token (key)", "target token (query)"] };
+
+  function tokensFor(result, kind) {
+    const src = result.src_tokens;
+    const tgt = result.decoder_tokens;
+    return { encoder_self: [src, src], decoder_self: [tgt, tgt], cross: [tgt, src] }[kind];
+  }
+
+  function heatmap(z, queries, keys, xaxis, yaxis, name) {
+    return {
+      type: "heatmap", z, coloraxis: "coloraxis", xaxis, yaxis, name,
+      text: queries.map((q, i) => keys.map((k, j) =>
+        `query ${i} \u201c${escapeHtml(q)}\u201d \u2192 key ${j} \u201c${escapeHtml(k)}\u201d`)),
+      hovertemplate: "%{text}<br>weight %{z:.3f}<extra></extra>",
+    };
+  }
+
+  function tokenAxis(tokens, extra) {
+    return Object.assign({}, AXIS, {
+      tickmode: "array", tickvals: tokens.map((_, i) => i), ticktext: tokens.map(escapeHtml),
+    }, extra);
+  }
+
+  // transformer_lib.visualization.attention_figure: one head, or every head in a grid.
+  function attentionFigure(result, kind, layer, head, width) {
+    const weights = result.attention[kind][layer];
+    const [queries, keys] = tokensFor(result, kind);
+    const nHeads = weights.length;
+    const narrow = width < NARROW;
+    const title = `${KIND_TITLES[kind]}, layer ${layer + 1}`;
+    const layout = baseLayout({
+      coloraxis: { cmin: 0, cmax: 1, colorscale: BLUES, colorbar: { title: { text: "weight" } } },
+    });
+    const xTick = { tickangle: -45 };
+    const yTick = { autorange: "reversed" };
+    let data;
+    if (head === "all") {
+      const cols = narrow ? 1 : Math.min(nHeads, nHeads <= 4 ? 2 : 4);
+      const rows = Math.ceil(nHeads / cols);
+      const hs = 0.08;
+      const vs = narrow ? 0.3 / rows : 0.18;
+      const w = (1 - hs * (cols - 1)) / cols;
+      const h = (1 - vs * (rows - 1)) / rows;
+      data = [];
+      layout.annotations = [];
+      for (let i = 0; i < nHeads; i++) {
+        const r = Math.floor(i / cols);
+        const c = i % cols;
+        const n = i === 0 ? "" : String(i + 1);
+        const x0 = c * (w + hs);
+        const y1 = 1 - r * (h + vs);
+        layout[`xaxis${n}`] = tokenAxis(keys, Object.assign({ domain: [x0, x0 + w], anchor: `y${n}` }, xTick));
+        layout[`yaxis${n}`] = tokenAxis(queries, Object.assign({ domain: [y1 - h, y1], anchor: `x${n}` }, yTick));
+        data.push(heatmap(weights[i], queries, keys, `x${n}`, `y${n}`, `head ${i + 1}`));
+        layout.annotations.push({ text: `head ${i + 1}`, x: x0 + w / 2, y: y1, xref: "paper", yref: "paper",
+          xanchor: "center", yanchor: "bottom", showarrow: false, font: { size: 16 } });
+      }
+      layout.title = { text: narrow ? `${title},<br>all ${nHeads} heads` : `${title}, all ${nHeads} heads` };
+      layout.height = (narrow ? 300 : 330) * rows + 80;
+    } else {
+      data = [heatmap(weights[head], queries, keys, "x", "y", `head ${head + 1}`)];
+      layout.xaxis = tokenAxis(keys, Object.assign({ title: { text: AXIS_TITLES[kind][0] } }, xTick));
+      layout.yaxis = tokenAxis(queries, Object.assign({ title: { text: AXIS_TITLES[kind][1] } }, yTick));
+      layout.title = { text: narrow ? `${title},<br>head ${head + 1}` : `${title}, head ${head + 1}` };
+      layout.height = 480;
+    }
+    if (narrow) {
+      layout.margin = { l: 50, r: 10, t: 110, b: 50 };
+      layout.title.font = { size: 15 };
+      Object.assign(layout.coloraxis.colorbar, { thickness: 12, len: Math.min(1, 420 / layout.height),
+        y: 1, yanchor: "top" });
+    }
+    return { data, layout };
+  }
+
+  function attentionExplorer(root, state) {
+    const input = el("input", { type: "text", placeholder: "type a sentence, then Enter", autocomplete: "off",
+      spellcheck: "false" });
+    input.value = state.sentence || "";
+    const button = el("button", { type: "submit", class: "tc-button", text: "Translate" });
+    const form = el("form", { class: "tc-row tc-sentence" }, [labelled("Sentence", input), button]);
+    const output = el("div", { class: "tc-output", "aria-live": "polite" });
+    const messages = el("div", { class: "tc-messages", role: "status" });
+    const kind = select(KINDS.map(([label, value]) => [label, value]), "cross");
+    const layer = select([["layer 1", 0]], 0);
+    const head = select([["all heads", "all"]], "all");
+    const controls = el("div", { class: "tc-row tc-controls" },
+      [labelled("Attention", kind), labelled("Layer", layer), labelled("Head", head)]);
+    const figure = el("div", { class: "tc-figure" });
+    const note = el("p", { class: "tc-note", text: "This explorer runs the book's trained model in your browser: " +
+      "the model (about 1.1 MB) is downloaded the first time you press Translate." });
+    root.appendChild(el("div", { class: "tc-live-explorer tc-attention" },
+      [form, output, messages, controls, figure, note]));
+
+    let result = null;
+    let layerChosen = false;
+    let busy = 0;
+
+    function setResult(r) {
+      result = r;
+      const count = r.tokens.length + (r.ended ? 1 : 0); // as the kernel's explorer: output and <eos>
+      output.innerHTML = `<b>Model output:</b> ${escapeHtml(r.text) || "(nothing)"} ` +
+        `<span class="tc-muted">(${count} tokens)</span>`;
+      messages.textContent = "";
+      for (const n of r.notes || []) messages.appendChild(el("div", { class: "tc-message tc-warning", text: n }));
+      const nHeads = r.attention.cross[0].length;
+      setOptions(head, [["all heads", "all"], ...Array.from({ length: nHeads }, (_, h) => [`head ${h + 1}`, h])],
+        head.value === "all" || Number(head.value) < nHeads ? head.value : "all");
+      setLayers();
+      controls.hidden = false;
+      draw();
+    }
+
+    function setLayers() {
+      const n = result.attention[kind.value].length;
+      const chosen = layerChosen ? Number(layer.value) : n - 1;
+      setOptions(layer, Array.from({ length: n }, (_, i) => [`layer ${i + 1}`, i]), Math.min(chosen, n - 1));
+    }
+
+    function clear() {
+      result = null;
+      output.textContent = "";
+      controls.hidden = true; // no result: nothing for these controls to act on
+      if (plotlyReady()) window.Plotly.purge(figure);
+      figure.textContent = "";
+    }
+
+    function draw() {
+      if (!result || !plotlyReady()) return;
+      const h = head.value === "all" ? "all" : Number(head.value);
+      const fig = attentionFigure(result, kind.value, Number(layer.value), h, figure.clientWidth || root.clientWidth);
+      window.Plotly.react(figure, fig.data, fig.layout, CONFIG);
+    }
+
+    async function run() {
+      const text = input.value;
+      try {
+        window.bookModel.checkText(text);
+      } catch (err) {
+        clear();
+        message(messages, err.message, err.level);
+        return;
+      }
+      const ticket = ++busy;
+      button.disabled = true;
+      if (window.bookModel.loadMs === null) message(messages, "Loading the book's model (about 1.1 MB, once)\u2026", "info");
+      try {
+        const r = await window.bookModel.translate(text);
+        if (ticket === busy) setResult(r);
+      } catch (err) {
+        if (ticket === busy) {
+          clear();
+          const known = err && err.name === "ReaderError";
+          message(messages, known ? sentenceCase(err.message) :
+            `Something went wrong (${err && err.message ? err.message : err}).`, known ? err.level : "error");
+        }
+      } finally {
+        if (ticket === busy) button.disabled = false;
+      }
+    }
+
+    form.addEventListener("submit", (event) => { event.preventDefault(); run(); });
+    kind.addEventListener("change", () => { if (result) { setLayers(); draw(); } });
+    layer.addEventListener("change", () => { layerChosen = true; draw(); });
+    head.addEventListener("change", draw);
+    window.addEventListener("resize", debounce(draw, 200));
+
+    if (state.result) setResult(state.result);
+    else {
+      clear();
+      if (!input.value) message(messages, window.bookModel.messages.empty, "info");
+    }
+    root.tcExplorer = { run, input, button, kind, layer, head, figure, output, messages };
+  }
+
+  function debounce(fn, ms) {
+    let timer = null;
+    let lastWidth = window.innerWidth;
+    return () => {
+      if (window.innerWidth === lastWidth) return; // a height change (mobile address bar) redraws nothing
+      lastWidth = window.innerWidth;
+      clearTimeout(timer);
+      timer = setTimeout(fn, ms);
+    };
+  }
+
+  // ============================================================== positional-encoding explorer
+
+  const MAX_POSITIONS = 512;
+  const MAX_WAVES = 16;
+
+  function frequencies(d) { // omega_i = 1 / 10000^(2i / d)
+    const w = [];
+    for (let i = 0; i < d; i += 2) w.push(1 / Math.pow(10000, i / d));
+    return w;
+  }
+
+  function peTable(d, first, last) { // rows: positions first..last; float32 as the library's table
+    const w = frequencies(d);
+    const rows = [];
+    for (let p = first; p <= last; p++) {
+      const row = new Array(d);
+      for (let i = 0; i < d / 2; i++) {
+        row[2 * i] = Math.fround(Math.sin(p * w[i]));
+        row[2 * i + 1] = Math.fround(Math.cos(p * w[i]));
+      }
+      rows.push(row);
+    }
+    return rows;
+  }
+
+  // Both similarity matrices depend on m - n only: compute one value per offset, then fill.
+  function byOffset(n, valueAt) {
+    const values = new Map();
+    const z = [];
+    for (let m = 0; m < n; m++) {
+      const row = new Array(n);
+      for (let k = 0; k < n; k++) {
+        const off = k - m;
+        if (!values.has(off)) values.set(off, valueAt(off));
+        row[k] = values.get(off);
+      }
+      z.push(row);
+    }
+    return z;
+  }
+
+  function sinusoidalSimilarity(d, n) { // PE(m) . PE(n) = sum_i sin sin + cos cos = sum_i cos((n - m) omega_i)
+    const w = frequencies(d);
+    return byOffset(n, (off) => w.reduce((s, wi) => s + Math.cos(off * wi), 0));
+  }
+
+  function normals(count, seed) { // a fixed random query and key: mulberry32 + Box-Muller
+    let t = seed >>> 0;
+    const uniform = () => {
+      t = (t + 0x6d2b79f5) >>> 0;
+      let r = Math.imul(t ^ (t >>> 15), 1 | t);
+      r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
+      return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
+    };
+    const out = [];
+    while (out.length < count) {
+      const u = 1 - uniform();
+      const v = uniform();
+      const radius = Math.sqrt(-2 * Math.log(u));
+      out.push(radius * Math.cos(2 * Math.PI * v), radius * Math.sin(2 * Math.PI * v));
+    }
+    return out.slice(0, count);
+  }
+
+  // RoPE: q rotated to position m, k to n; (R(m w) q) . (R(n w) k) = q . R((n - m) w) k, so per pair
+  // (a, b) of q and (c, e) of k: (a c + b e) cos(theta) + (b c - a e) sin(theta), theta = (n - m) w_i.
+  function ropeScores(d, n) {
+    const r = normals(2 * d, 0);
+    const q = r.slice(0, d);
+    const k = r.slice(d);
+    const w = frequencies(d);
+    return byOffset(n, (off) => {
+      let s = 0;
+      for (let i = 0; i < d / 2; i++) {
+        const [a, b, c, e] = [q[2 * i], q[2 * i + 1], k[2 * i], k[2 * i + 1]];
+        const theta = off * w[i];
+        s += (a * c + b * e) * Math.cos(theta) + (b * c - a * e) * Math.sin(theta);
+      }
+      return s / Math.sqrt(d);
+    });
+  }
+
+  // transformer_lib.visualization.positional_encoding_figure, in a 2 x 2 grid (one column when narrow).
+  function positionalFigure(d, dims, positions, width) {
+    const [firstDim, lastDim] = dims;
+    const [first, last] = positions;
+    const n = last - first + 1;
+    const xs = Array.from({ length: n }, (_, i) => first + i);
+    const table = peTable(d, first, last);
+    const narrow = width < NARROW;
+    const cells = narrow ? [[0, 0], [1, 0], [2, 0], [3, 0]] : [[0, 0], [0, 1], [1, 0], [1, 1]];
+    const rows = narrow ? 4 : 2;
+    const cols = narrow ? 1 : 2;
+    const hs = 0.12;
+    // gaps between rows (paper fraction); when narrow, the legend goes under the waves: a wider gap there
+    const gaps = narrow ? [0.13, 0.075, 0.075] : [0.14];
+    const w = (1 - hs * (cols - 1)) / cols;
+    const h = (1 - gaps.reduce((a, b) => a + b, 0)) / rows;
+    const top = (r) => 1 - r * h - gaps.slice(0, r).reduce((a, b) => a + b, 0);
+    const titles = [`waves of dimensions ${firstDim}\u2013${lastDim}`, "PE table: position \u00d7 dimension",
+      "sinusoidal: PE(m) \u00b7 PE(n)", "RoPE: q at m \u00b7 k at n / \u221ad"];
+    const layout = baseLayout({
+      height: narrow ? 1500 : 820,
+      title: { text: narrow ? `Positional encodings,<br>d_model = ${d}` : `Positional encodings, d_model = ${d}` },
+      legend: { font: { size: 11 } }, annotations: [],
+    });
+    if (narrow) {
+      layout.margin = { l: 55, r: 10, t: 110, b: 50 };
+      layout.legend = { font: { size: 11 }, orientation: "h", x: 0, y: top(0) - h - 0.042, yanchor: "top" };
+    }
+    const axisTitles = [["position", null], ["dimension", "position"], ["position n", "position m"],
+      ["position n", "position m"]];
+    cells.forEach(([r, c], i) => {
+      const n1 = i === 0 ? "" : String(i + 1);
+      const x0 = c * (w + hs);
+      const y1 = top(r);
+      layout[`xaxis${n1}`] = Object.assign({}, AXIS, { domain: [x0, x0 + w], anchor: `y${n1}`,
+        title: { text: axisTitles[i][0] } });
+      layout[`yaxis${n1}`] = Object.assign({}, AXIS, { domain: [y1 - h, y1], anchor: `x${n1}` },
+        axisTitles[i][1] ? { title: { text: axisTitles[i][1] }, autorange: "reversed" } : {});
+      layout.annotations.push({ text: titles[i], x: x0 + w / 2, y: y1, xref: "paper", yref: "paper",
+        xanchor: "center", yanchor: "bottom", showarrow: false, font: { size: 16 } });
+    });
+    const data = [];
+    for (let dim = firstDim; dim <= lastDim; dim++) {
+      const pair = Math.floor(dim / 2);
+      const wavelength = 2 * Math.PI * Math.pow(10000, (2 * pair) / d);
+      const sin = dim % 2 === 0;
+      const fn = sin ? "sin" : "cos";
+      data.push({ type: "scatter", mode: "lines", x: xs, y: table.map((row) => row[dim]), name: `dim ${dim} (${fn})`,
+        xaxis: "x", yaxis: "y", line: { dash: sin ? "solid" : "dot" },
+        hovertemplate: `dim ${dim}: ${fn}(pos / 10000^(${2 * pair}/${d})), wavelength ${Number(wavelength.toPrecision(3))}` +
+          "<br>position %{x}: %{y:.3f}<extra></extra>" });
+    }
+    const matrix = (z, x, y, hover, axes, extra) => Object.assign({ type: "heatmap", z, x, y, showscale: false,
+      xaxis: axes[0], yaxis: axes[1], hovertemplate: hover + "<extra></extra>" }, extra);
+    data.push(matrix(table, Array.from({ length: d }, (_, i) => i), xs, "position %{y}, dimension %{x}: %{z:.3f}",
+      ["x2", "y2"], { colorscale: RDBU, zmid: 0 }));
+    data.push(matrix(sinusoidalSimilarity(d, n), xs, xs, "m=%{y}, n=%{x}: %{z:.2f}", ["x3", "y3"],
+      { colorscale: VIRIDIS }));
+    data.push(matrix(ropeScores(d, n), xs, xs, "m=%{y}, n=%{x}: %{z:.2f}", ["x4", "y4"], { colorscale: VIRIDIS }));
+    return { data, layout };
+  }
+
+  function positionalExplorer(root, state) {
+    const slider = (min, max, step, value) => el("input", { type: "range", min: String(min), max: String(max),
+      step: String(step), value: String(value) });
+    const dModel = slider(4, MAX_POSITIONS, 2, state.d_model);
+    const dimFirst = slider(0, state.d_model - 1, 1, state.dims[0]);
+    const dimLast = slider(0, state.d_model - 1, 1, state.dims[1]);
+    const posFirst = slider(0, MAX_POSITIONS, 1, state.positions[0]);
+    const posLast = slider(0, MAX_POSITIONS, 1, state.positions[1]);
+    const line = (label, input) => {
+      const field = labelled(label, input);
+      const readout = el("output", { for: input.id, class: "tc-readout" });
+      field.appendChild(readout);
+      const update = () => { readout.textContent = input.value; };
+      input.addEventListener("input", update);
+      update();
+      return el("div", { class: "tc-row tc-slider" }, [field]);
+    };
+    const messages = el("div", { class: "tc-messages", role: "status" });
+    const figure = el("div", { class: "tc-figure" });
+    const note = el("p", { class: "tc-note", text: "Computed in your browser from the formulas (no model " +
+      "needed); the RoPE panel uses one fixed random query and key." });
+    root.appendChild(el("div", { class: "tc-live-explorer tc-positional" }, [
+      line("d_model", dModel), line("first dimension", dimFirst), line("last dimension", dimLast),
+      line("first position", posFirst), line("last position", posLast), messages, figure, note]));
+
+    const value = (input) => Number(input.value);
+    function check() { // the checks and messages of positional_encoding_figure
+      const d = value(dModel);
+      const [a, b] = [value(dimFirst), value(dimLast)];
+      const [p, q] = [value(posFirst), value(posLast)];
+      if (!(a <= b)) return `Expected 0 <= first <= last <= ${d - 1}, got (${a}, ${b})`;
+      if (b - a + 1 > MAX_WAVES) {
+        return `At most ${MAX_WAVES} waves fit in one plot, got ${b - a + 1} (dimensions ${a} to ${b})`;
+      }
+      if (!(p <= q)) return `Expected 0 <= first <= last <= ${MAX_POSITIONS}, got (${p}, ${q})`;
+      return null;
+    }
+    function draw() {
+      if (!plotlyReady()) return;
+      const problem = check();
+      if (problem) { message(messages, problem, "error"); return; } // the last good figure stays
+      message(messages, "");
+      const fig = positionalFigure(value(dModel), [value(dimFirst), value(dimLast)],
+        [value(posFirst), value(posLast)], figure.clientWidth || root.clientWidth);
+      window.Plotly.react(figure, fig.data, fig.layout, CONFIG);
+    }
+    dModel.addEventListener("change", () => { // the dimension sliders stay inside the new d_model
+      for (const input of [dimFirst, dimLast]) {
+        input.max = String(value(dModel) - 1);
+        input.value = String(Math.min(value(input), value(dModel) - 1));
+        input.dispatchEvent(new Event("input"));
+      }
+      draw();
+    });
+    for (const input of [dimFirst, dimLast, posFirst, posLast]) input.addEventListener("change", draw);
+    window.addEventListener("resize", debounce(draw, 200));
+    draw();
+    root.tcExplorer = { draw, dModel, dimFirst, dimLast, posFirst, posLast, figure, messages };
+  }
+
+  // ============================================================== start
+
+  function start(root) {
+    if (root.tcExplorer) return;
+    let state;
+    try {
+      state = JSON.parse(root.querySelector("script.tc-live-state").textContent);
+    } catch (err) {
+      root.textContent = "This explorer's settings could not be read.";
+      return;
+    }
+    const fallback = root.querySelector(".tc-live-fallback");
+    if (fallback) fallback.remove();
+    if (root.dataset.explorer === "attention") attentionExplorer(root, state);
+    else if (root.dataset.explorer === "positional") positionalExplorer(root, state);
+  }
+
+  function startAll() {
+    document.querySelectorAll("div.tc-live").forEach(start);
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
+  else startAll();
+})();

@@ -1,0 +1,299 @@
+"""The book's model in the reader's browser (book/_static/live), against the library.
+
+A minimal page (tests/book_browser.live_test_page: the book's scripts and the model file its build
+writes) is opened in chromium, offline: for held-out sentences of the corpus the page's greedy
+translation equals ``decoding.translate`` token for token, and every attention weight equals
+``capture.capture_attention`` for the decoder input <sos> + output within 1e-4. Bad text gets
+the Python explorer's messages; no request leaves 127.0.0.1; the model file is fetched only when
+the reader first translates. Then, in the built book, the explorers of chapters 3, 4 and 7 react
+to the reader (screenshots at 1366 and 390 px go to screenshots/live-*.png).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import numpy as np
+import pytest
+import torch
+
+from transformer_lib.browser_model import MANIFEST_FILE, WEIGHTS_FILE, browser_model_files, read_weights
+from transformer_lib.capture import capture_attention
+from transformer_lib.decoding import translate
+from transformer_lib.figures.explorers import AttentionExplorer, PositionalEncodingExplorer, reading_notes
+from transformer_lib.live_explorers import live_explorer_html
+from transformer_lib.pretrained import book_corpus, book_model
+
+from .book_browser import live_test_page, serve
+from .test_browser import launched_browser
+
+N_SENTENCES = 25
+TOLERANCE = 1e-4
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "screenshots"
+KINDS = ("encoder_self", "decoder_self", "cross")
+
+
+@pytest.fixture(scope="module")
+def checkpoint():
+    return book_model()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    with launched_browser() as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def live_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with serve(live_test_page(tmp_path_factory.mktemp("live"))) as base:
+        yield base + "index.html"
+
+
+class Visit:
+    """A page in a fresh browser context that records every request and every console error."""
+
+    def __init__(self, browser, url: str, width: int = 1280) -> None:
+        self.requests: list[str] = []
+        self.problems: list[str] = []
+        self.context = browser.new_context(viewport={"width": width, "height": 900})
+
+        def route(route) -> None:
+            parsed = urlparse(route.request.url)
+            self.requests.append(route.request.url)
+            if parsed.scheme in ("data", "blob") or parsed.hostname == "127.0.0.1":
+                route.continue_()
+            else:
+                self.problems.append(f"request to another host: {route.request.url}")
+                route.abort()
+
+        self.context.route("**/*", route)
+        self.page = self.context.new_page()
+        self.page.on("console", lambda m: m.type == "error" and self.problems.append(f"console error: {m.text}"))
+        self.page.on("pageerror", lambda err: self.problems.append(f"uncaught exception: {err}"))
+        self.page.goto(url, wait_until="load")
+
+    def fetched(self, name: str) -> int:
+        return sum(urlparse(u).path.endswith("/" + name) for u in self.requests)
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def _translate_in_page(page, sentences: list[str]) -> list[dict]:
+    return page.evaluate("async (s) => { const out = [];"
+                         " for (const t of s) out.push(await window.bookModel.translate(t)); return out; }", sentences)
+
+
+def _reader_error(page, text: str) -> dict:
+    return page.evaluate("async (t) => { try { await window.bookModel.translate(t); return null; }"
+                         " catch (e) { return {name: e.name, message: e.message, level: e.level}; } }", text)
+
+
+def _text(widget_html: str) -> str:
+    return html.unescape(re.sub("<[^>]+>", "", widget_html))
+
+
+def test_model_files_hold_the_weights_and_are_deterministic(checkpoint, tmp_path: Path) -> None:
+    files = browser_model_files(checkpoint.model, checkpoint.src_vocab, checkpoint.tgt_vocab)
+    assert files == browser_model_files(checkpoint.model, checkpoint.src_vocab, checkpoint.tgt_vocab)
+    for name, content in files.items():
+        (tmp_path / name).write_bytes(content)
+    weights = read_weights(tmp_path)
+    state = checkpoint.model.state_dict()
+    assert set(weights) == set(state)
+    for name, tensor in state.items():
+        assert np.array_equal(weights[name], tensor.numpy()), name
+    assert len(files[WEIGHTS_FILE]) == 4 * sum(t.numel() for t in {t.data_ptr(): t for t in state.values()}.values())
+    assert MANIFEST_FILE in files
+
+
+def _state(live_html: str) -> dict:
+    match = re.search(r'<script type="application/json" class="tc-live-state">(.*?)</script>', live_html, re.S)
+    assert match, live_html[:200]
+    return json.loads(match.group(1))
+
+
+def test_explorers_offer_the_widget_and_the_live_html(checkpoint) -> None:
+    model, src_vocab, tgt_vocab = checkpoint.model, checkpoint.src_vocab, checkpoint.tgt_vocab
+    sentence = "the small white cars are not old"
+    bundle = AttentionExplorer(model, src_vocab, tgt_vocab, sentence=sentence)._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # JupyterLab keeps the widget
+    state = _state(bundle["text/html"])
+    expected = translate(model.eval(), sentence, src_vocab, tgt_vocab)
+    assert state["sentence"] == sentence
+    result = state["result"]  # the kernel's translation, drawn before any model is loaded
+    assert result["tokens"] == expected.tokens and result["ended"]
+    assert result["src_tokens"] == sentence.split() and result["decoder_tokens"] == ["<sos>", *expected.tokens]
+    config = model.config
+    shapes = {"encoder_self": (7, 7), "decoder_self": (len(expected.tokens) + 1,) * 2,
+              "cross": (len(expected.tokens) + 1, 7)}
+    for kind, (queries, keys) in shapes.items():
+        layers = config.n_encoder_layers if kind == "encoder_self" else config.n_decoder_layers
+        assert np.array(result["attention"][kind]).shape == (layers, config.n_heads, queries, keys), kind
+    positional = PositionalEncodingExplorer(d_model=32, dims=(2, 5), positions=(3, 40))._repr_mimebundle_()
+    assert _state(positional["text/html"]) == {"d_model": 32, "dims": [2, 5], "positions": [3, 40]}
+    empty = AttentionExplorer(model, src_vocab, tgt_vocab, sentence="")._repr_mimebundle_()
+    assert _state(empty["text/html"]) == {"sentence": "", "result": None}
+
+
+def test_live_html_keeps_any_sentence_inside_its_script() -> None:
+    sentence = 'a </script><script>alert(1)</script> & "b"'
+    live_html = live_explorer_html("attention", sentence=sentence, result=None)
+    assert live_html.count("</script>") == 1
+    assert _state(live_html)["sentence"] == sentence
+    with pytest.raises(ValueError, match="kind"):
+        live_explorer_html("bertviz")
+
+
+def test_page_translates_as_the_library(checkpoint, browser, live_url: str) -> None:
+    model, src_vocab, tgt_vocab = checkpoint.model.eval(), checkpoint.src_vocab, checkpoint.tgt_vocab
+    sentences = [src for src, _ in book_corpus().test[:N_SENTENCES]]
+    assert len(sentences) == N_SENTENCES
+    visit = Visit(browser, live_url)
+    try:
+        results = _translate_in_page(visit.page, sentences)
+    finally:
+        visit.close()
+    assert not visit.problems, visit.problems
+    worst = 0.0
+    for sentence, result in zip(sentences, results, strict=True):
+        expected = translate(model, sentence, src_vocab, tgt_vocab)
+        assert result["tokens"] == expected.tokens, sentence
+        assert result["text"] == expected.text and result["unknown"] == [], sentence
+        decoder_in = [tgt_vocab.sos_id] + [tgt_vocab.stoi[t] for t in expected.tokens]
+        maps = capture_attention(model, torch.tensor([src_vocab.encode(sentence)]), torch.tensor([decoder_in]))
+        for kind in KINDS:
+            reference = np.stack([layer[0].numpy() for layer in getattr(maps, kind)])  # (layers, heads, q, k)
+            in_page = np.array(result["attention"][kind], dtype=np.float64)
+            assert in_page.shape == reference.shape, (sentence, kind)
+            worst = max(worst, float(np.abs(in_page - reference).max()))
+    assert worst <= TOLERANCE, f"attention differs from capture_attention by up to {worst:.2e}"
+
+
+def test_bad_text_gets_the_explorers_messages(checkpoint, browser, live_url: str) -> None:
+    model, src_vocab, tgt_vocab = checkpoint.model, checkpoint.src_vocab, checkpoint.tgt_vocab
+    empty_message = _text(AttentionExplorer(model, src_vocab, tgt_vocab, sentence="").messages.value)
+    unknown = translate(model, "the zebra sleeps", src_vocab, tgt_vocab)
+    long_text = " ".join(["the small dog sleeps"] * 20)  # 80 words: more than the 64 positions
+    long = translate(model, long_text, src_vocab, tgt_vocab)
+    unknown_notes, long_notes = reading_notes(unknown, src_vocab), reading_notes(long, src_vocab)
+    assert empty_message and unknown_notes and long_notes  # the Python side has messages to compare with
+    python_whitespace = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+    odd_text = "a\x1cb\ufeffc\u3000d\u200be"
+    visit = Visit(browser, live_url)
+    try:
+        page = visit.page
+        errors = {text: _reader_error(page, text) for text in ("", "  \t\u3000\x1c ")}
+        unknown_result, long_result, special_result = _translate_in_page(
+            page, ["the zebra sleeps", long_text, "the <sos> dog <unk> sleeps"])
+        whitespace = page.evaluate("window.bookModel.whitespace")
+        words = page.evaluate("(t) => window.bookModel.words(t)", odd_text)
+        explorer = page.locator("div.tc-live[data-explorer=attention]")
+        explorer.get_by_label("Sentence").fill(" \u3000 ")
+        explorer.get_by_role("button", name="Translate").click()
+        shown = explorer.locator(".tc-messages").inner_text(timeout=5000)
+        assert explorer.locator(".tc-controls").is_hidden()  # nothing to choose without a translation
+    finally:
+        visit.close()
+    assert not visit.problems, visit.problems
+    for text, error in errors.items():
+        assert error == {"name": "ReaderError", "message": empty_message, "level": "info"}, repr(text)
+    assert shown == empty_message
+    assert unknown_result["notes"] == unknown_notes and unknown_result["unknown"] == ["zebra"]
+    assert long_result["notes"] == long_notes
+    assert long_result["tokens"] == long.tokens
+    assert long_result["src_tokens"] == [src_vocab.itos[i] for i in long.src_ids]
+    # A special token typed as a word is an unknown word, not the special.
+    assert special_result["unknown"] == ["<sos>", "<unk>"]
+    assert special_result["src_tokens"] == ["the", "<unk>", "dog", "<unk>", "sleeps"]
+    assert sorted(whitespace) == sorted(python_whitespace)
+    assert words == odd_text.split()
+
+
+def test_model_is_fetched_on_first_use_and_nothing_leaves_the_machine(checkpoint, browser, live_url: str) -> None:
+    visit = Visit(browser, live_url)
+    try:
+        page = visit.page
+        page.wait_for_function("() => document.querySelector('.tc-positional .js-plotly-plot .main-svg')")
+        page.wait_for_timeout(1000)
+        before = (visit.fetched(MANIFEST_FILE), visit.fetched(WEIGHTS_FILE))
+        explorer = page.locator("div.tc-live[data-explorer=attention]")
+        explorer.get_by_label("Sentence").fill("the small dog sleeps")
+        explorer.get_by_label("Sentence").press("Enter")
+        page.wait_for_function("() => document.querySelector('.tc-attention .js-plotly-plot .main-svg .hm')",
+                               timeout=30_000)
+        output = explorer.locator(".tc-output").inner_text()
+        explorer.get_by_role("button", name="Translate").click()  # a second translation: no second download
+        page.wait_for_timeout(500)
+        after = (visit.fetched(MANIFEST_FILE), visit.fetched(WEIGHTS_FILE))
+    finally:
+        visit.close()
+    assert not visit.problems, visit.problems
+    assert before == (0, 0), "the model was fetched before the reader used an explorer"
+    assert after == (1, 1)
+    expected = translate(checkpoint.model, "the small dog sleeps", checkpoint.src_vocab, checkpoint.tgt_vocab)
+    assert output.startswith(f"Model output: {expected.text} (")
+    assert all(urlparse(u).hostname == "127.0.0.1" for u in visit.requests if urlparse(u).scheme.startswith("http"))
+
+
+# ------------------------------------------------------------------ the built book
+
+SENTENCE = "the old dogs do not see our small cat"
+CHAPTERS = ("03_positional_encoding", "04_attention", "07_training_inference")
+
+
+def _figure_text(explorer) -> str:
+    return explorer.locator(".js-plotly-plot").first.inner_text()
+
+
+@pytest.mark.parametrize("width", [1366, 390])
+def test_explorers_in_the_built_book_are_live(site: Path, checkpoint, browser, width: int) -> None:
+    expected = translate(checkpoint.model, SENTENCE, checkpoint.src_vocab, checkpoint.tgt_vocab)
+    SCREENSHOTS.mkdir(exist_ok=True)
+    with serve(site) as base:
+        for chapter in CHAPTERS:
+            page_html = (site / "book" / f"{chapter}.html").read_text()
+            assert 'class="tc-live"' in page_html, f"{chapter}: no live explorer (re-execute the notebook)"
+            if chapter != "07_training_inference":  # chapter 7 keeps a widget: the training progress bar
+                assert "embed.js" not in page_html and "widget-state+json" not in page_html, chapter
+            visit = Visit(browser, f"{base}book/{chapter}.html", width)
+            try:
+                page = visit.page
+                explorer = page.locator("div.tc-live").first
+                explorer.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
+                before = _figure_text(explorer)
+                if chapter == "03_positional_encoding":
+                    d_model = explorer.get_by_label("d_model")
+                    d_model.focus()
+                    for _ in range(5):
+                        d_model.press("ArrowRight")
+                    page.wait_for_function("() => document.querySelector('.tc-positional .gtitle')"
+                                           ".textContent.includes('d_model = 74')", timeout=10_000)
+                else:
+                    assert visit.fetched(MANIFEST_FILE) == 0
+                    explorer.get_by_label("Sentence").fill(SENTENCE)
+                    explorer.get_by_role("button", name="Translate").click()
+                    page.wait_for_function("(t) => document.querySelector('div.tc-live .tc-output')"
+                                           ".textContent.includes(t)", arg=expected.text, timeout=30_000)
+                    explorer.get_by_label("Head").select_option(label="head 2")
+                    explorer.get_by_label("Attention").select_option(label="encoder self-attention")
+                    page.wait_for_function("() => document.querySelector('.tc-attention .gtitle').textContent"
+                                           ".startsWith('encoder self-attention, layer 2,')", timeout=10_000)
+                page.wait_for_timeout(300)
+                after = _figure_text(explorer)
+                shot = SCREENSHOTS / f"live-{chapter}-{width}.png"
+                page.evaluate("window.scrollTo(0, 0)")  # else the theme's sticky header lands on the explorer
+                top = explorer.evaluate("e => e.getBoundingClientRect().top + window.scrollY")
+                height = explorer.evaluate("e => e.getBoundingClientRect().height")
+                page.screenshot(path=str(shot), full_page=True,
+                                clip={"x": 0, "y": max(top - 10, 0), "width": width, "height": height + 20})
+            finally:
+                visit.close()
+            assert not visit.problems, (chapter, visit.problems)
+            assert after != before, f"{chapter}: the figure did not change"

@@ -1,0 +1,63 @@
+"""The explorers of the static book: HTML that ``book/_static/live/explorers.js`` makes live.
+
+In JupyterLab the explorers are ipywidgets that call back into the kernel. A static page has no
+kernel, so each explorer also offers a ``text/html`` representation (``live_explorer_html``): a
+container holding the explorer's settings, and, for the attention explorer, the translation and
+attention maps the kernel computed, so that the page draws them before any model is loaded. The
+book's configuration (``nb_mime_priority_overrides`` in ``_config.yml``) makes the HTML builder
+prefer this form to the saved widget; the Sphinx extension ``book/_ext/offline_assets.py`` adds
+the scripts to the pages that hold one, and writes the model files the page loads on first use
+(``transformer_lib.browser_model``).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+
+from .capture import AttentionMaps
+from .decoding import Translation
+from .tokenization import Vocab
+from .validation import check_choice
+
+KINDS = ("attention", "positional")
+FALLBACK = ("This explorer runs in the page of the built book, or with a Python kernel "
+            "(JupyterLab or Binder).")
+
+
+def _rounded(values: object) -> object:
+    """Nested lists of floats at 4 decimals: weights as short numbers in the page."""
+    if isinstance(values, list):
+        return [_rounded(v) for v in values]
+    return round(float(values), 4)
+
+
+def translation_payload(translation: Translation, maps: AttentionMaps, src_vocab: Vocab, tgt_vocab: Vocab,
+                        notes: Sequence[str] = ()) -> dict:
+    """What ``window.bookModel.translate`` returns, from a ``decoding.translate`` result made in the
+    kernel and its maps (``capture.capture_translation``: those of ``<sos>`` + output)."""
+    tokens = list(translation.tokens)
+    return {
+        "tokens": tokens,
+        "text": " ".join(tokens),
+        "unknown": list(translation.unknown_words),
+        "notes": list(notes),
+        "ended": translation.ended,
+        "src_tokens": [src_vocab.itos[i] for i in translation.src_ids],
+        "decoder_tokens": [tgt_vocab.itos[tgt_vocab.sos_id], *tokens],
+        "attention": {kind: [_rounded(layer[0].tolist()) for layer in getattr(maps, kind)]
+                      for kind in ("encoder_self", "decoder_self", "cross")},
+    }
+
+
+def live_explorer_html(kind: str, **settings: object) -> str:
+    """The static book's form of an explorer: ``kind`` is ``"attention"`` (settings: ``sentence``,
+    and ``result``, a :func:`translation_payload` or None) or ``"positional"`` (settings:
+    ``d_model``, ``dims``, ``positions``)."""
+    check_choice("kind", kind, list(KINDS))
+    # Inside <script>, "</" would end the element: JSON allows it escaped.
+    state = json.dumps(settings, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    return (f'<div class="tc-live" data-explorer="{kind}">'
+            f'<script type="application/json" class="tc-live-state">{state}</script>'
+            f'<p class="tc-live-fallback">{html.escape(FALLBACK)}</p></div>')
