@@ -38,7 +38,16 @@ from torch import Tensor, nn
 from .decoder import DecoderLayerCache
 from .multi_head_attention import KVCache
 from .tokenization import Vocab
-from .validation import check_ndim, check_positive_int, check_tensor
+from .validation import (
+    check_bool,
+    check_instance,
+    check_ndim,
+    check_number,
+    check_positive_int,
+    check_sentence,
+    check_special_id,
+    check_tensor,
+)
 
 
 class Seq2SeqModel(Protocol):
@@ -65,7 +74,9 @@ def max_decode_length(model: object) -> int | None:
     return None
 
 
-def _check_decoding_args(model: object, src_ids: Tensor, max_len: int, sos_id: int, eos_id: int | None) -> None:
+def _check_decoding_args(
+    model: object, src_ids: Tensor, max_len: int, sos_id: int, eos_id: int | None, pad_id: int
+) -> None:
     for name in ("encode", "new_cache", "decode", "generator"):
         if not hasattr(model, name):
             raise TypeError(f"model: expected an encoder-decoder with .{name} (see decoding.Seq2SeqModel), "
@@ -73,10 +84,12 @@ def _check_decoding_args(model: object, src_ids: Tensor, max_len: int, sos_id: i
     check_tensor("src_ids", src_ids)
     check_ndim("src_ids", src_ids, 2, "(batch, src_len)")
     check_positive_int("max_len", max_len)
-    if isinstance(sos_id, bool) or not isinstance(sos_id, int):
-        raise TypeError(f"sos_id: expected an int, got {type(sos_id).__name__}")
-    if eos_id is not None and (isinstance(eos_id, bool) or not isinstance(eos_id, int)):
-        raise TypeError(f"eos_id: expected an int or None (never stop early), got {type(eos_id).__name__}")
+    # Checked here, under their own names: as decoder input an out-of-range <sos> would be
+    # reported as tgt_ids, and a negative <pad> would silently ban the last real token.
+    vocab_size = getattr(model.generator, "out_features", None)
+    check_special_id("sos_id", sos_id, vocab_size)
+    check_special_id("eos_id", eos_id, vocab_size, optional=True)  # None: never stop early
+    check_special_id("pad_id", pad_id, vocab_size)
     limit = max_decode_length(model)
     # The decoder reads <sos> plus all generated tokens but the last: max_len positions.
     if limit is not None and max_len > limit:
@@ -151,7 +164,8 @@ def greedy_decode(
     ``use_cache=False`` re-runs the decoder over the whole prefix at every step (step
     t costs t positions instead of 1); the tokens are the same.
     """
-    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id)
+    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
+    check_bool("use_cache", use_cache)
     return _decode_one_token_at_a_time(
         model, src_ids, lambda logits: logits.argmax(dim=-1), sos_id, eos_id, max_len, pad_id, use_cache
     )
@@ -234,10 +248,9 @@ def beam_search(
     each step ``reorder_cache`` moves every row's cached keys and values to the beam
     that continues it.
     """
-    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id)
+    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
     check_positive_int("beam_size", beam_size)
-    if not alpha >= 0:
-        raise ValueError(f"alpha: expected a length-penalty exponent >= 0, got {alpha}")
+    check_number("alpha", alpha, minimum=0.0)  # a length-penalty exponent; inf would make every score 0
     model.eval()
     batch, k = src_ids.shape[0], beam_size
     device = src_ids.device
@@ -327,16 +340,17 @@ def sample_decode(
     it. Pass a seeded ``torch.Generator`` (on the model's device) for repeatable draws.
     Returns ids like ``greedy_decode``.
     """
-    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id)
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
-        raise ValueError(f"temperature: expected a positive number, got {temperature!r}")
+    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
+    temperature = check_number("temperature", temperature, positive=True)  # finite: inf would give NaN at -inf
     if top_k is not None:
         check_positive_int("top_k", top_k)
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    if generator is not None:
+        check_instance("generator", generator, torch.Generator, "a torch.Generator or None")
 
     def draw(logits: Tensor) -> Tensor:  # (B, V) -> (B,)
-        logits = logits / temperature
+        # Shift the best logit to 0 first: then even a vanishing temperature (1e-300) divides into
+        # 0 for the best token and -inf for the others (greedy), never inf - inf = NaN.
+        logits = (logits - logits.max(dim=-1, keepdim=True).values) / temperature
         if top_k is not None and top_k < logits.shape[-1]:
             kth = logits.topk(top_k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit
             logits = logits.masked_fill(logits < kth, float("-inf"))
@@ -406,7 +420,7 @@ def trace_greedy(
     ``<pad>`` and ``<sos>`` excluded, as in ``greedy_decode``; the chosen tokens are
     the ones ``greedy_decode`` returns.
     """
-    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id)
+    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
     if src_ids.shape[0] != 1:
         raise ValueError(f"src_ids: expected one sentence, shape (1, src_len), got shape {tuple(src_ids.shape)}")
     check_positive_int("top_k", top_k)
@@ -459,19 +473,20 @@ def translate(
     ``max_len`` defaults to twice the source length plus 10, capped by the model's
     positional table.
     """
-    if not isinstance(sentence, str):
-        raise TypeError(f"sentence: expected a str, got {type(sentence).__name__}")
-    if not isinstance(src_vocab, Vocab) or not isinstance(tgt_vocab, Vocab):
-        raise TypeError(f"src_vocab, tgt_vocab: expected Vocab objects, got {type(src_vocab).__name__}, "
-                        f"{type(tgt_vocab).__name__}")
+    check_sentence("sentence", sentence)
+    check_instance("src_vocab", src_vocab, Vocab, "a Vocab")
+    check_instance("tgt_vocab", tgt_vocab, Vocab, "a Vocab")
+    check_positive_int("beam_size", beam_size)
     ids, unknown = src_vocab.encode_with_unknowns(sentence)
     if not ids:
         raise ValueError(f"sentence: expected at least one token, got {sentence!r}")
+    limit = max_decode_length(model)
+    if limit is not None and len(ids) > limit:  # refused, never cut: the rest would be silently dropped
+        raise ValueError(f"sentence: {len(ids)} tokens, but the model reads at most config.max_len={limit}")
     device = next(model.parameters()).device
     src_ids = torch.tensor([ids], dtype=torch.long, device=device)
     if max_len is None:
         max_len = 2 * len(ids) + 10
-        limit = max_decode_length(model)
         if limit is not None:
             max_len = min(max_len, limit)
     special = dict(sos_id=tgt_vocab.sos_id, eos_id=tgt_vocab.eos_id, max_len=max_len, pad_id=tgt_vocab.pad_id)

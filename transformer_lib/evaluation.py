@@ -20,7 +20,7 @@ import torch
 
 from .decoding import Seq2SeqModel, beam_search, greedy_decode, max_decode_length
 from .tokenization import Vocab
-from .validation import check_positive_int
+from .validation import check_edges, check_positive_int
 
 DEFAULT_EDGES = (3, 6, 9, 12, 16)  # the buckets of corpus.split_by_length
 
@@ -82,11 +82,7 @@ def accuracy_by_length(
     sources = _check_strings("sources", sources)
     if len(sources) != len(hypotheses):
         raise ValueError(f"sources: expected one source per hypothesis ({len(hypotheses)}), got {len(sources)}")
-    edges = list(edges)
-    if len(edges) < 2 or any(isinstance(e, bool) or not isinstance(e, int) for e in edges) or any(
-        b <= a for a, b in zip(edges, edges[1:], strict=False)
-    ):
-        raise ValueError(f"edges: expected at least two strictly increasing ints, got {edges}")
+    edges = check_edges("edges", edges)
     groups: dict[int, list[int]] = {i: [] for i in range(len(edges) - 1)}
     for n, source in enumerate(sources):
         length = len(source.split())

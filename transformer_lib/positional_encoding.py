@@ -32,7 +32,7 @@ def sinusoidal_table(max_len: int, d_model: int, dtype: torch.dtype = torch.floa
     Computed in float64 and rounded once to ``dtype``.
     """
     check_positive_int("max_len", max_len)
-    check_even("d_model", d_model, "sine and cosine pairs")
+    check_even("d_model", d_model, "an even number (sine and cosine pairs)")
     position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
     angles = position * _frequencies(d_model)  # (max_len, d_model/2)
     table = torch.zeros(max_len, d_model, dtype=torch.float64)
@@ -49,7 +49,7 @@ def relative_position_map(offset: int, d_model: int) -> Tensor:
     "easily learn to attend by relative positions".
     """
     check_int("offset", offset)  # negative offsets are meaningful here: PE(pos - k) from PE(pos)
-    check_even("d_model", d_model, "sine and cosine pairs")
+    check_even("d_model", d_model, "an even number (sine and cosine pairs)")
     angles = offset * _frequencies(d_model)
     cos, sin = torch.cos(angles), torch.sin(angles)
     m = torch.zeros(d_model, d_model, dtype=torch.float64)
@@ -72,7 +72,7 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512) -> None:
         super().__init__()
-        self.d_model = check_even("d_model", d_model, "sine and cosine pairs")
+        self.d_model = check_even("d_model", d_model, "an even number (sine and cosine pairs)")
         self.max_len = check_positive_int("max_len", max_len)
         # A buffer, not a parameter: it moves with .to(device) but is never trained.
         table = sinusoidal_table(max_len, d_model, torch.get_default_dtype())
@@ -116,7 +116,7 @@ class RotaryEmbedding(nn.Module):
 
     def __init__(self, d_head: int, max_len: int = 512, base: float = 10000.0) -> None:
         super().__init__()
-        self.d_head = check_even("d_head", d_head, "an even head size for RoPE: dimensions rotate in pairs")
+        self.d_head = check_even("d_head", d_head, "an even head size for RoPE (dimensions rotate in pairs)")
         self.max_len = check_positive_int("max_len", max_len)
         self.base = check_number("base", base, positive=True)
         # Computed in float64, stored in the default dtype (Apple's MPS backend has no float64);

@@ -51,7 +51,7 @@ def check_int(name: str, value: object, minimum: int | None = None, maximum: int
         wanted = "a positive int" if minimum == 1 else f"an int >= {minimum}"
         raise ValueError(f"{name}: expected {wanted}, got {value}")
     if maximum is not None and value > maximum:
-        raise ValueError(f"{name}: expected an int <= {maximum}, got {value}")
+        raise ValueError(f"{name}: expected an int of at most {maximum}, got {value}")
     return value
 
 
@@ -73,7 +73,7 @@ def check_number(
     if math.isnan(value) or (math.isinf(value) and not allow_inf):
         raise ValueError(f"{name}: expected a finite number, got {value}")
     if positive and not value > 0:
-        raise ValueError(f"{name}: expected a number > 0, got {value}")
+        raise ValueError(f"{name}: expected a positive number, got {value}")
     if minimum is not None and value < minimum:
         raise ValueError(f"{name}: expected a number >= {minimum}, got {value}")
     return value
@@ -93,18 +93,29 @@ def check_bool(name: str, value: object) -> bool:
     return value
 
 
-def check_special_id(name: str, value: object, vocab_size: int | None = None) -> int:
+def check_special_id(name: str, value: object, vocab_size: int | None = None, optional: bool = False) -> int | None:
     """A special token id (``<pad>``, ``<sos>``, ``<eos>``): an int in [0, vocab_size).
 
     A negative id is refused rather than read from the end of the vocabulary, where it
-    would silently stand for a real token.
+    would silently stand for a real token. ``optional``: None is accepted too.
     """
-    value = check_int(name, value)
+    if optional and value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name}: expected an int{' or None' if optional else ''}, got {_describe(value)}")
+    value = int(value)
     if value < 0:
         raise ValueError(f"{name}: expected a token id >= 0, got {value}")
     if vocab_size is not None and value >= vocab_size:
         raise ValueError(f"{name}: expected a token id in [0, {vocab_size}) for a vocabulary of {vocab_size}, "
                          f"got {value}")
+    return value
+
+
+def check_instance(name: str, value: object, cls: type | tuple[type, ...], what: str) -> object:
+    """``value`` is an instance of ``cls``; ``what`` names it for the reader ("a Vocab")."""
+    if not isinstance(value, cls):
+        raise TypeError(f"{name}: expected {what}, got {type(value).__name__}")
     return value
 
 
@@ -122,11 +133,22 @@ def check_divisible(d_model: int, n_heads: int) -> None:
         )
 
 
-def check_even(name: str, value: object, why: str) -> int:
+def check_even(name: str, value: object, expected: str = "an even number") -> int:
+    """A positive even int; ``expected`` says what and why, e.g. "an even number (sine and cosine pairs)"."""
     value = check_positive_int(name, value)
     if value % 2:
-        raise ValueError(f"{name}: expected an even number ({why}), got {value}")
+        raise ValueError(f"{name}: expected {expected}, got {value}")
     return value
+
+
+def check_edges(name: str, edges: object) -> list[int]:
+    """Bucket boundaries: at least two strictly increasing ints."""
+    if isinstance(edges, str) or not isinstance(edges, Sequence):
+        raise TypeError(f"{name}: expected a list of ints, got {type(edges).__name__}")
+    edges = [check_int(f"{name}[{i}]", e) for i, e in enumerate(edges)]
+    if len(edges) < 2 or any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
+        raise ValueError(f"{name}: expected at least two strictly increasing ints, got {edges}")
+    return edges
 
 
 # --------------------------------------------------------------------------- text
@@ -134,7 +156,7 @@ def check_even(name: str, value: object, why: str) -> int:
 
 def check_sentence(name: str, sentence: object) -> str:
     if not isinstance(sentence, str):
-        raise TypeError(f"{name}: expected a sentence (str), got {_describe(sentence)}")
+        raise TypeError(f"{name}: expected a str (a sentence), got {_describe(sentence)}")
     return sentence
 
 
@@ -157,7 +179,7 @@ def check_word(name: str, token: object) -> str:
     if not isinstance(token, str):
         raise TypeError(f"{name}: expected a token (str), got {_describe(token)}")
     if not token or any(c.isspace() for c in token):
-        raise ValueError(f"{name}: expected a non-empty token without whitespace, got {token!r}")
+        raise ValueError(f"{name}: expected one non-empty word without whitespace, got {token!r}")
     return token
 
 
@@ -209,7 +231,12 @@ def check_finite(name: str, x: Tensor) -> None:
 
 
 def check_features(
-    name: str, x: Tensor, d_model: int, layout: str = "(batch, seq_len, d_model)", dtype: torch.dtype | None = None
+    name: str,
+    x: Tensor,
+    d_model: int,
+    layout: str = "(batch, seq_len, d_model)",
+    dtype: torch.dtype | None = None,
+    width_name: str = "d_model",
 ) -> None:
     """``x`` must be (batch, seq_len, d_model), floating point (of ``dtype`` if given), with at
     least one row and one position."""
@@ -220,7 +247,7 @@ def check_features(
         check_dtype(name, x, dtype)
     if x.shape[-1] != d_model:
         raise ValueError(
-            f"{name}: expected last dimension d_model={d_model}, got shape {tuple(x.shape)}"
+            f"{name}: expected last dimension {width_name}={d_model}, got shape {tuple(x.shape)}"
         )
     check_nonempty(name, x, dim=0)
     check_nonempty(name, x)
