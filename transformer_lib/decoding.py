@@ -348,8 +348,10 @@ def sample_decode(
         check_instance("generator", generator, torch.Generator, "a torch.Generator or None")
 
     def draw(logits: Tensor) -> Tensor:  # (B, V) -> (B,)
-        # Shift the best logit to 0 first: then even a vanishing temperature (1e-300) divides into
-        # 0 for the best token and -inf for the others (greedy), never inf - inf = NaN.
+        # In float64 (a temperature of 1e-300 or 1e300 is 0 or inf in float32), best logit shifted to 0:
+        # a vanishing temperature then gives 0 for the best token and -inf for the others (greedy),
+        # a huge one 0 for every allowed token (uniform), and never inf - inf = NaN.
+        logits = logits.double()
         logits = (logits - logits.max(dim=-1, keepdim=True).values) / temperature
         if top_k is not None and top_k < logits.shape[-1]:
             kth = logits.topk(top_k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit

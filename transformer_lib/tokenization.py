@@ -424,7 +424,7 @@ def make_batches(
     check_positive_int("batch_size", batch_size)
     check_bool("shuffle", shuffle)
     check_bool("by_length", by_length)
-    check_int("seed", seed)
+    seed = check_int("seed", seed)
     rng = random.Random(seed)
     order = list(range(len(encoded)))
     if shuffle:

@@ -41,6 +41,7 @@ from .validation import (
     check_choice,
     check_id_dtype,
     check_ndim,
+    check_number,
     check_positive_int,
     check_probability,
     check_special_id,
@@ -123,8 +124,7 @@ def transformer_lr(step: int, d_model: int, warmup: int = PAPER_WARMUP, scale: f
     check_positive_int("step", step)
     check_positive_int("d_model", d_model)
     check_positive_int("warmup", warmup)
-    if not scale > 0:
-        raise ValueError(f"scale: expected a positive number, got {scale}")
+    check_number("scale", scale, positive=True)
     return scale * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
