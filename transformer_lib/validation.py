@@ -55,6 +55,16 @@ def check_int(name: str, value: object, minimum: int | None = None, maximum: int
     return value
 
 
+def check_index(name: str, value: object, size: int, what: str = "an int", context: str = "") -> int:
+    """An index into ``size`` things: an int in [0, size). ``what`` describes the accepted values,
+    ``context`` what they index (" for decoder_self")."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name}: expected {what} in [0, {size}){context}, got {_describe(value)}")
+    if not 0 <= value < size:
+        raise ValueError(f"{name}: expected {what} in [0, {size}){context}, got {value!r}")
+    return int(value)
+
+
 def check_positive_int(name: str, value: object) -> int:
     return check_int(name, value, minimum=1)
 

@@ -45,7 +45,7 @@ from .capture import AttentionMaps, capture_attention
 from .decoding import greedy_decode
 from .models import Transformer
 from .positional_encoding import RotaryEmbedding, sinusoidal_table
-from .validation import check_choice, check_positive_int
+from .validation import check_choice, check_even, check_index, check_int
 
 
 class Vocabulary(Protocol):
@@ -255,8 +255,7 @@ def _attention(maps: AttentionMaps, kind: str, layer: int, index: int) -> tuple[
     per_layer = getattr(maps, kind)
     if not per_layer:
         raise ValueError(f"kind: these attention maps hold no {ATTENTION_KINDS[kind]}")
-    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(per_layer):
-        raise ValueError(f"layer: expected an int in [0, {len(per_layer)}) for {kind}, got {layer!r}")
+    check_index("layer", layer, len(per_layer), context=f" for {kind}")
     weights = per_layer[layer]  # (B, h, Tq, Tk)
     if not 0 <= index < weights.shape[0]:
         raise ValueError(f"index: expected a batch row in [0, {weights.shape[0]}), got {index}")
@@ -336,8 +335,9 @@ def attention_figure(
         fig.update_yaxes(**axes["yaxis"])
         fig.update_layout(title=dict(text=f"{title}, all {n_heads} heads"), height=330 * rows + 80)
     else:
-        if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < n_heads:
-            raise ValueError(f"head: expected \"all\" or an int in [0, {n_heads}), got {head!r}")
+        if isinstance(head, str):
+            check_choice("head", head, ["all"])
+        check_index("head", head, n_heads, '"all" or an int')
         fig = go.Figure(_heatmap(weights[head], queries, keys, name=f"head {head + 1}"))
         fig.update_layout(title=dict(text=f"{title}, head {head + 1}"), height=480, **_token_axes(queries, keys))
         fig.update_xaxes(title_text=x_title)
@@ -589,20 +589,16 @@ class AttentionExplorer:
 
 def _check_range(name: str, value: object, low: int, high: int) -> tuple[int, int]:
     """``value`` is a (first, last) pair of ints with low <= first <= last <= high."""
-    if (not isinstance(value, Sequence) or len(value) != 2
-            or any(isinstance(v, bool) or not isinstance(v, int) for v in value)):
+    if not isinstance(value, Sequence) or len(value) != 2:
         raise TypeError(f"{name}: expected a (first, last) pair of ints, got {value!r}")
-    first, last = value
+    first, last = (check_int(f"{name}[{i}]", v) for i, v in enumerate(value))
     if not low <= first <= last <= high:
         raise ValueError(f"{name}: expected {low} <= first <= last <= {high}, got ({first}, {last})")
     return first, last
 
 
 def _check_d_model(d_model: object) -> int:
-    check_positive_int("d_model", d_model)
-    if d_model % 2:
-        raise ValueError(f"d_model: expected an even number (sine and cosine pairs), got {d_model}")
-    return d_model  # type: ignore[return-value]
+    return check_even("d_model", d_model, "an even number (sine and cosine pairs)")
 
 
 MAX_POSITIONS = 512
