@@ -6,7 +6,6 @@ int; a NumPy integer is); a value out of range is a ValueError; each message nam
 """
 
 import math
-import re
 import time
 
 import numpy as np
@@ -31,19 +30,13 @@ from transformer_lib.positional_encoding import (
 from transformer_lib.tokenization import learn_bpe, make_batches, pad_sequences
 from transformer_lib.training import label_smoothed_cross_entropy, transformer_lr
 
+from .bad_input import raises
+
 CONFIG = TransformerConfig(src_vocab_size=30, tgt_vocab_size=25, d_model=16, n_heads=2, n_encoder_layers=1,
                            n_decoder_layers=1, d_ff=32, dropout=0.0, max_len=12)
 MODEL = Transformer(CONFIG).eval()
 SRC = torch.randint(1, 30, (2, 6))
 IDS = dict(sos_id=1, eos_id=2, max_len=4)
-
-
-def raises(exc: type, call, name: str) -> str:
-    with pytest.raises(exc) as info:
-        call()
-    assert type(info.value) is exc, f"{type(info.value).__name__}: {info.value}"
-    assert re.match(rf"{re.escape(name)}(\[|:)", str(info.value)), str(info.value)
-    return str(info.value)
 
 
 # ----------------------------------------------------------------------------- integer arguments

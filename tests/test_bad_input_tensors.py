@@ -6,7 +6,6 @@ hypothesis (derandomized, no database: see conftest.py).
 """
 
 import math
-import re
 
 import pytest
 import torch
@@ -27,6 +26,8 @@ from transformer_lib.residual import LayerNorm
 from transformer_lib.rnn import LSTM, VanillaRNN
 from transformer_lib.training import label_smoothed_cross_entropy
 
+from .bad_input import raises
+
 CONFIG = TransformerConfig(src_vocab_size=30, tgt_vocab_size=25, d_model=16, n_heads=2, n_encoder_layers=1,
                            n_decoder_layers=1, d_ff=32, dropout=0.0, max_len=12)
 MODEL = Transformer(CONFIG).eval()
@@ -34,16 +35,6 @@ MHA = MultiHeadAttention(16, 2)
 X = torch.randn(2, 5, 16)
 SRC = torch.randint(1, 30, (2, 6))
 TGT = torch.randint(1, 25, (2, 4))
-
-
-def raises(exc: type, call, *names: str) -> str:
-    """Run ``call``; it must raise exactly ``exc`` with a message starting with one of ``names`` then ':'."""
-    with pytest.raises(exc) as info:
-        call()
-    assert type(info.value) is exc, f"{type(info.value).__name__}: {info.value}"
-    message = str(info.value)
-    assert any(re.match(rf"{re.escape(name)}(\[|:)", message) for name in names), message
-    return message
 
 
 # ----------------------------------------------------------------------------- integer id dtypes

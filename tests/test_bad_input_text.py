@@ -4,7 +4,6 @@ attention explorer's sentence box (a message in the widget, never a traceback, n
 """
 
 import enum
-import re
 from collections import OrderedDict
 from fractions import Fraction
 
@@ -22,20 +21,14 @@ from transformer_lib.decoding import translate
 from transformer_lib.models import Transformer
 from transformer_lib.tokenization import SPECIALS, BPETokenizer, Vocab, pad_sequences
 
+from .bad_input import raises
+
 SRC = Vocab("the cat sat on a mat dog ran".split())
 TGT = Vocab("le chat assis sur un tapis chien couru".split())
 MAX_LEN = 10
 CONFIG = TransformerConfig(src_vocab_size=len(SRC), tgt_vocab_size=len(TGT), d_model=16, n_heads=2,
                            n_encoder_layers=1, n_decoder_layers=1, d_ff=32, dropout=0.0, max_len=MAX_LEN)
 MODEL = Transformer(CONFIG).eval()
-
-
-def raises(exc: type, call, name: str) -> str:
-    with pytest.raises(exc) as info:
-        call()
-    assert type(info.value) is exc, f"{type(info.value).__name__}: {info.value}"
-    assert re.match(rf"{re.escape(name)}(\[|:)", str(info.value)), str(info.value)
-    return str(info.value)
 
 
 # ----------------------------------------------------------------------------- vocabularies

@@ -20,18 +20,13 @@ import torch
 
 from .decoding import Seq2SeqModel, beam_search, greedy_decode, max_decode_length
 from .tokenization import Vocab
-from .validation import check_edges, check_positive_int
+from .validation import check_edges, check_positive_int, check_token_list
 
 DEFAULT_EDGES = (3, 6, 9, 12, 16)  # the buckets of corpus.split_by_length
 
 
 def _check_strings(name: str, sentences: object) -> list[str]:
-    if isinstance(sentences, str) or not isinstance(sentences, Sequence):
-        raise TypeError(f"{name}: expected a list of sentences (str), got {type(sentences).__name__}")
-    for i, sentence in enumerate(sentences):
-        if not isinstance(sentence, str):
-            raise TypeError(f"{name}[{i}]: expected a str, got {type(sentence).__name__} {sentence!r}")
-    return list(sentences)
+    return check_token_list(name, sentences, item="sentence")
 
 
 def _check_aligned(hypotheses: object, references: object) -> tuple[list[str], list[str]]:

@@ -170,16 +170,17 @@ def check_sentence(name: str, sentence: object) -> str:
     return sentence
 
 
-def check_token_list(name: str, tokens: object) -> list[str]:
-    """A sequence of token strings. A plain ``str`` is refused: it would be read as its characters."""
+def check_token_list(name: str, tokens: object, item: str = "token") -> list[str]:
+    """A sequence of strings (tokens, or sentences with ``item="sentence"``). A plain ``str`` is
+    refused: it would be read as its characters."""
     if isinstance(tokens, str):
-        raise TypeError(f"{name}: expected a list of tokens, got a single str {tokens!r:.60} "
-                        "(it would be read character by character; use sentence.split())")
+        raise TypeError(f"{name}: expected a list of {item}s, got a single str {tokens!r:.60} "
+                        "(it would be read character by character)")
     if isinstance(tokens, Tensor) or not isinstance(tokens, Sequence):
-        raise TypeError(f"{name}: expected a list of tokens (str), got {type(tokens).__name__}")
+        raise TypeError(f"{name}: expected a list of {item}s (str), got {type(tokens).__name__}")
     for i, token in enumerate(tokens):
         if not isinstance(token, str):
-            raise TypeError(f"{name}[{i}]: expected a token (str), got {_describe(token)}")
+            raise TypeError(f"{name}[{i}]: expected a str ({item}), got {_describe(token)}")
     return list(tokens)
 
 
