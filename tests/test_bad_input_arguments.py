@@ -28,7 +28,7 @@ from transformer_lib.positional_encoding import (
     sinusoidal_table,
 )
 from transformer_lib.tokenization import learn_bpe, make_batches, pad_sequences
-from transformer_lib.training import label_smoothed_cross_entropy, transformer_lr
+from transformer_lib.training import label_smoothed_cross_entropy, train, transformer_lr
 
 from .bad_input import raises
 
@@ -237,7 +237,13 @@ def test_attention_helper_arguments(call, error, name):
      ValueError, "reduction"),
     (lambda: transformer_lr(1, 16, scale=math.inf), ValueError, "scale"),
     (lambda: transformer_lr(1, 16, scale=0), ValueError, "scale"),
-], ids=["smoothing nan", "smoothing 1", "pad_id beyond classes", "reduction", "scale inf", "scale 0"])
+    (lambda: train(MODEL, [], steps=1, clip_norm=math.nan), ValueError, "clip_norm"),
+    (lambda: train(MODEL, [], steps=1, clip_norm="1"), TypeError, "clip_norm"),
+    (lambda: train(MODEL, [], steps=1, time_budget_s=math.nan), ValueError, "time_budget_s"),
+    (lambda: train(MODEL, [], steps=1, time_budget_s=-1.0), ValueError, "time_budget_s"),
+    (lambda: train(MODEL, [], steps=1.0), TypeError, "steps"),
+], ids=["smoothing nan", "smoothing 1", "pad_id beyond classes", "reduction", "scale inf", "scale 0",
+        "clip_norm nan", "clip_norm str", "time budget nan", "time budget negative", "steps float"])
 def test_training_arguments(call, error, name):
     raises(error, call, name)
 

@@ -40,6 +40,7 @@ from .tokenization import Vocab, make_batches
 from .validation import (
     check_choice,
     check_id_dtype,
+    check_instance,
     check_ndim,
     check_number,
     check_positive_int,
@@ -273,16 +274,15 @@ def train(
         check_positive_int("steps", steps)
     if epochs is not None:
         check_positive_int("epochs", epochs)
-    if time_budget_s is not None and not time_budget_s > 0:
-        raise ValueError(f"time_budget_s: expected a positive number of seconds, got {time_budget_s}")
+    if time_budget_s is not None:
+        check_number("time_budget_s", time_budget_s, positive=True, allow_inf=True)
     if eval_every is not None:
         check_positive_int("eval_every", eval_every)
         if evaluate is None:
             raise ValueError("eval_every: given without an evaluate function")
-    if clip_norm is not None and not clip_norm > 0:
-        raise ValueError(f"clip_norm: expected a positive number or None, got {clip_norm}")
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
+    if clip_norm is not None:
+        check_number("clip_norm", clip_norm, positive=True, allow_inf=True)
+    check_instance("model", model, nn.Module, "a torch.nn.Module")
     d_model = getattr(getattr(model, "config", None), "d_model", None)
     if not isinstance(d_model, int):
         raise ValueError("model: expected a model with a .config.d_model (the schedule depends on it)")
