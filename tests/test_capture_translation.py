@@ -8,7 +8,7 @@ import torch
 
 from transformer_lib.capture import capture_translation
 from transformer_lib.decoding import Translation, translate
-from transformer_lib.figures.explorers import reading_notes
+from transformer_lib.figures.explorers import AttentionExplorer, reading_notes
 from transformer_lib.models import Transformer
 from transformer_lib.tokenization import make_batches
 
@@ -54,9 +54,8 @@ def test_the_encoded_sentence_is_fed_as_it_is(model: Transformer) -> None:
     assert result.src_ids == SRC.encode("the cat sat on the mat")
     assert maps.src_tokens[0] == "the cat sat on the mat".split()
     assert [a.shape[-1] for a in maps.cross] == [6]
-    long = translate(model, " ".join(["cat"] * (MAX_LEN + 2)), SRC, TGT)
-    assert long.src_ids == [SRC.stoi["cat"]] * MAX_LEN and long.source_length == MAX_LEN + 2
-    assert "only the first 10 were used" in reading_notes(long, SRC)[0]
+    with pytest.raises(ValueError, match=f"sentence: {MAX_LEN + 2} tokens, but the model reads at most"):
+        translate(model, " ".join(["cat"] * (MAX_LEN + 2)), SRC, TGT)  # refused: nothing is cut silently
 
 
 @pytest.mark.parametrize("sentence", ["", "   \n"])
@@ -74,16 +73,17 @@ def test_unknown_words_become_unk_with_a_note(model: Transformer) -> None:
     assert "“zebra”, “quux”" in notes[0] and "<unk>" in notes[0]
 
 
-def test_long_sentence_is_cut_to_max_len_with_a_note(model: Transformer) -> None:
+def test_the_explorer_reads_a_long_sentence_up_to_max_len_and_says_so(model: Transformer) -> None:
     words = "the cat sat on a mat the dog ran on a mat".split()  # 12 words
-    result = translate(model, " ".join(words), SRC, TGT)
-    assert result.src_ids == SRC.encode(" ".join(words[:MAX_LEN]))
-    assert any("12 tokens" in n and f"at most {MAX_LEN}" in n for n in reading_notes(result, SRC))
+    explorer = AttentionExplorer(model, SRC, TGT, sentence=" ".join(words))
+    assert explorer.result.src_ids == SRC.encode(" ".join(words[:MAX_LEN]))
+    assert any("12 tokens" in n and f"at most {MAX_LEN}" in n and "only the first" in n for n in explorer.notes)
+    assert "12 tokens long" in explorer.messages.value
 
 
 def _made_up(ids: list[int], ended: bool) -> Translation:
     return Translation(text=TGT.decode(ids), tokens=[TGT.itos[i] for i in ids], unknown_words=[],
-                       src_ids=SRC.encode("the cat"), ids=ids, ended=ended, source_length=2)
+                       src_ids=SRC.encode("the cat"), ids=ids, ended=ended)
 
 
 def test_the_maps_rows_are_the_decoder_inputs_that_produced_each_token(model: Transformer) -> None:
@@ -106,5 +106,5 @@ def test_translation_checks_its_arguments(model: Transformer, translation: Trans
         capture_translation("model", translation, SRC, TGT)
     with pytest.raises(TypeError, match="translation: expected a decoding.Translation, got str"):
         capture_translation(model, "le chat", SRC, TGT)
-    with pytest.raises(TypeError, match="sentence: expected a str, got int"):
+    with pytest.raises(TypeError, match=r"sentence: expected a str \(a sentence\), got int 3"):
         translate(model, 3, SRC, TGT)

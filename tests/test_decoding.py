@@ -5,16 +5,15 @@ import pytest
 import torch
 
 from transformer_lib.decoding import (
-    DecodingTrace,
     beam_search,
     greedy_decode,
     length_penalty,
     max_decode_length,
     reorder_cache,
     sample_decode,
-    trace_greedy,
     translate,
 )
+from transformer_lib.greedy_trace import DecodingTrace, trace_greedy
 from transformer_lib.tokenization import Vocab
 
 from .seq2seq_toys import EOS, PAD, SOS, VOCAB, one_thread, tiny_model

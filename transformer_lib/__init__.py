@@ -3,7 +3,7 @@
 Chapter by chapter: ``rnn`` (1), ``embeddings`` and ``tokenization`` (2),
 ``positional_encoding`` (3), ``attention`` (4), ``multi_head_attention`` (5), ``residual``,
 ``feed_forward``, ``encoder``, ``decoder``, ``models`` and ``config`` (6), ``corpus``
-(with ``grammar`` and ``lexicon``), ``training``, ``decoding``, ``checkpoint``, ``evaluation``
+(with ``grammar`` and ``lexicon``), ``training``, ``decoding``, ``greedy_trace``, ``checkpoint``, ``evaluation``
 and ``capture`` (7). The book's figures are in the ``figures`` package, one module per kind
 of picture; ``torch_reference`` copies our weights into PyTorch's own modules.
 

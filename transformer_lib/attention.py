@@ -6,6 +6,12 @@ Masks follow one convention throughout the library: a boolean tensor that is
 **True where a query may attend to a key**. Masks broadcast to
 (batch, heads, queries, keys); :func:`causal_mask` and :func:`padding_mask` build
 the two kinds the Transformer needs and :func:`combine_masks` joins them.
+
+A query row whose keys are all masked (a source made only of padding, say) attends to
+nothing: its weights are all zero and its output is the zero vector, on both paths
+(``need_weights=True`` and the fused kernel), never NaN. The inputs must be finite: a
+NaN or an infinity in a query, key or value is a ``ValueError`` (a softmax would spread it,
+or the fused kernel would hide it behind finite numbers).
 """
 
 from __future__ import annotations
@@ -16,7 +22,17 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .validation import check_mask, check_ndim, check_nonempty
+from .validation import (
+    check_finite,
+    check_id_dtype,
+    check_mask,
+    check_ndim,
+    check_nonempty,
+    check_positive_int,
+    check_probability,
+    check_special_id,
+    check_tensor,
+)
 
 
 def causal_mask(n_queries: int, n_keys: int | None = None, device: torch.device | str | None = None) -> Tensor:
@@ -25,7 +41,8 @@ def causal_mask(n_queries: int, n_keys: int | None = None, device: torch.device 
     With more keys than queries (a key/value cache holds the past), the queries are
     the last ``n_queries`` positions: query i sits at position i + n_keys - n_queries.
     """
-    n_keys = n_queries if n_keys is None else n_keys
+    check_positive_int("n_queries", n_queries)
+    n_keys = n_queries if n_keys is None else check_positive_int("n_keys", n_keys)
     if n_keys < n_queries:
         raise ValueError(f"n_keys: expected at least n_queries={n_queries} keys, got {n_keys}")
     offset = n_keys - n_queries
@@ -39,15 +56,20 @@ def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
     attend to a padding key.
     """
     check_ndim("ids", ids, 2, "(batch, seq_len)")
+    check_id_dtype("ids", ids)
+    check_special_id("pad_id", pad_id)
     return (ids != pad_id)[:, None, None, :]
 
 
 def combine_masks(*masks: Tensor | None) -> Tensor | None:
     """Logical AND of the masks that are given (None means "no mask")."""
     result = None
-    for mask in masks:
+    for i, mask in enumerate(masks):
         if mask is None:
             continue
+        check_tensor(f"masks[{i}]", mask)
+        if mask.dtype != torch.bool:
+            raise TypeError(f"masks[{i}]: expected a boolean mask (True = may attend), got dtype {mask.dtype}")
         if result is not None:
             try:
                 torch.broadcast_shapes(result.shape, mask.shape)
@@ -63,7 +85,17 @@ def _check_qkv(query: Tensor, key: Tensor, value: Tensor) -> None:
     layout = "(batch, heads, seq_len, d_k)"
     for name, x in (("query", query), ("key", key), ("value", value)):
         check_ndim(name, x, 4, layout)
+        if not x.is_floating_point():
+            raise TypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
+        if x.dtype != query.dtype:
+            raise TypeError(f"{name}: expected dtype {query.dtype} like query, got {x.dtype}")
+        check_nonempty(name, x, dim=0)
         check_nonempty(name, x, dim=2)
+        check_finite(name, x)
+    if key.shape[:2] != query.shape[:2]:
+        raise ValueError(
+            f"key: expected (batch, heads) = {tuple(query.shape[:2])} like query, got shape {tuple(key.shape)}"
+        )
     if query.shape[-1] != key.shape[-1]:
         raise ValueError(
             f"key: expected the same d_k as query ({query.shape[-1]}), got shape {tuple(key.shape)}"
@@ -75,14 +107,23 @@ def _check_qkv(query: Tensor, key: Tensor, value: Tensor) -> None:
         )
 
 
+def _attends_to_nothing(mask: Tensor) -> Tensor:
+    """(..., T_q, 1): True for the query rows whose keys are all masked."""
+    return ~mask.any(dim=-1, keepdim=True)
+
+
 def attention_weights(query: Tensor, key: Tensor, mask: Tensor | None = None) -> Tensor:
-    """softmax(Q K^T / sqrt(d_k)), with masked positions set to -inf before the softmax."""
+    """softmax(Q K^T / sqrt(d_k)), with masked positions set to -inf before the softmax.
+
+    A query row with every key masked gets all-zero weights (a softmax over only -inf is NaN).
+    """
     d_k = query.shape[-1]
     scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (B, h, T_q, T_k)
     if mask is not None:
         if mask.dim() == 3:  # (B, T_q, T_k): shared by every head
             mask = mask[:, None]
         scores = scores.masked_fill(~mask, float("-inf"))
+        return scores.softmax(dim=-1).masked_fill(_attends_to_nothing(mask), 0.0)
     return scores.softmax(dim=-1)
 
 
@@ -99,9 +140,11 @@ def scaled_dot_product_attention(
     Returns ``(output, weights)``: output is (B, h, T_q, d_v), weights are
     (B, h, T_q, T_k), or None when ``need_weights`` is False. Then the fused kernel
     ``torch.nn.functional.scaled_dot_product_attention`` computes the same output
-    without materialising the weights.
+    without materialising the weights. A fully masked query row gives zero weights and a
+    zero output on both paths.
     """
     _check_qkv(query, key, value)
+    check_probability("dropout_p", dropout_p)
     batch, heads, n_queries, _ = query.shape
     check_mask("mask", mask, (batch, heads, n_queries, key.shape[2]))
     if mask is not None and mask.dim() == 3:
@@ -109,6 +152,8 @@ def scaled_dot_product_attention(
 
     if not need_weights:  # fast path: one fused kernel, same result
         output = F.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=dropout_p)
+        if mask is not None:  # kernels differ on rows with no key (zeros on the CPU, NaN elsewhere): say zeros
+            output = output.masked_fill(_attends_to_nothing(mask), 0.0)
         return output, None
 
     weights = attention_weights(query, key, mask)  # (B, h, T_q, T_k)

@@ -17,6 +17,7 @@ from .decoding import Translation
 from .models import DecoderOnlyTransformer, EncoderOnlyTransformer, Transformer
 from .multi_head_attention import MultiHeadAttention
 from .tokenization import Vocab
+from .validation import check_instance, check_token_list
 
 
 @dataclass
@@ -82,6 +83,11 @@ def capture_attention(
     ``decoder_self``, an encoder-only one ``encoder_self``. ``src_vocab`` and ``tgt_vocab``
     map ids to token strings (``vocab[id]``).
     """
+    check_instance("model", model, (Transformer, DecoderOnlyTransformer, EncoderOnlyTransformer),
+                   "a Transformer, DecoderOnlyTransformer or EncoderOnlyTransformer")
+    for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
+        if vocab is not None:
+            check_token_list(name, vocab)  # a str would label each id with one character
     was_training = model.training
     model.eval()
     maps = AttentionMaps()
@@ -99,15 +105,10 @@ def capture_attention(
                 model(src_ids)
                 maps.decoder_self = [_weights(layer.self_attn) for layer in model.blocks.layers]
                 maps.tgt_tokens = _tokens(src_ids, tgt_vocab if tgt_vocab is not None else src_vocab)
-            elif isinstance(model, EncoderOnlyTransformer):
+            else:  # EncoderOnlyTransformer
                 model(src_ids)
                 maps.encoder_self = [_weights(layer.self_attn) for layer in model.encoder.layers]
                 maps.src_tokens = _tokens(src_ids, src_vocab)
-            else:
-                raise TypeError(
-                    "model: expected a Transformer, DecoderOnlyTransformer or EncoderOnlyTransformer, "
-                    f"got {type(model).__name__}"
-                )
     finally:
         model.train(was_training)
     return maps

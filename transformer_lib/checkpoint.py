@@ -10,6 +10,10 @@ Python values (dicts, lists, strings, numbers):
      "src_vocab", "tgt_vocab": the vocabularies as dicts (or None),
      "extra": any plain values the caller adds (training figures, a note...)}
 
+``extra`` may hold only what loading reads back (None, bool, int, float, str, tensors, and
+lists, tuples and dicts of them): anything else, a NumPy scalar for one, is refused on save
+with a ``TypeError`` naming its key path (``extra['history'][3]``).
+
 Loading uses ``torch.load(weights_only=True)``, which refuses to run code hidden in
 a file (a full pickle can). It builds a fresh model from the config and loads the
 weights with ``strict=True``: any problem (unreadable or truncated file, other
@@ -35,6 +39,7 @@ from .config import TransformerConfig
 from .models import Transformer
 from .rnn import Seq2SeqGRU, Seq2SeqGRUConfig
 from .tokenization import Vocab
+from .validation import check_instance, check_plain_data
 
 FORMAT = "transformer_lib.checkpoint"
 VERSION = 1
@@ -74,10 +79,11 @@ def save_checkpoint(
     if name not in MODEL_CLASSES or not isinstance(model, MODEL_CLASSES[name][0]):
         raise TypeError(f"model: expected one of {list(MODEL_CLASSES)}, got {type(model).__name__}")
     for arg, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
-        if vocab is not None and not isinstance(vocab, Vocab):
-            raise TypeError(f"{arg}: expected a tokenization.Vocab or None, got {type(vocab).__name__}")
-    if extra is not None and not isinstance(extra, dict):
-        raise TypeError(f"extra: expected a dict of plain values or None, got {type(extra).__name__}")
+        if vocab is not None:
+            check_instance(arg, vocab, Vocab, "a tokenization.Vocab or None")
+    if extra is not None:
+        check_instance("extra", extra, dict, "a dict of plain values or None")
+        check_plain_data("extra", extra)  # on save: a value torch.load(weights_only=True) refuses would be lost
     payload = {
         "format": FORMAT,
         "version": VERSION,

@@ -57,9 +57,11 @@ from .grammar import (
     render,
 )
 from .lexicon import ADJECTIVES, DETERMINERS, NOUNS, PREPOSITIONS, PRONOUNS, VERBS, Adjective, Noun, Preposition, Verb
+from .validation import check_edges, check_int
 
 __all__ = [
-    "ADJECTIVES", "Adjective", "Corpus", "DEFAULT_HELD_OUT", "DETERMINERS", "MAX_PAIRS", "MAX_WORDS", "MIN_WORDS",
+    "ADJECTIVES", "Adjective", "Corpus", "DEFAULT_HELD_OUT", "DETERMINERS", "MAX_NOVEL_PER_COMBINATION",
+    "MAX_PAIRS", "MAX_WORDS", "MIN_WORDS",
     "NOUNS", "Noun", "NounPhrase", "PREPOSITIONS", "PRONOUNS", "Pair", "Preposition", "PrepositionalPhrase",
     "Sentence", "VERBS", "Verb", "adjective_noun_pairs", "elide_and_contract",
     "english_articles", "english_words", "french_words", "iter_rule_examples", "join_elisions", "make_corpus",
@@ -69,6 +71,7 @@ __all__ = [
 # ----------------------------------------------------------------------------- the corpus
 
 Pair = tuple[str, str]
+MAX_NOVEL_PER_COMBINATION = 10_000  # bounded work: 5 combinations x 10,000 take about 10 s
 
 DEFAULT_HELD_OUT: tuple[tuple[str, str], ...] = (
     ("white", "car"),  # "voiture blanche": feminine form, after the noun
@@ -115,21 +118,15 @@ def make_corpus(
     words on both sides. Pairs that combine a ``held_out`` (adjective, noun) go only to
     the test split, ``novel_per_combination`` of them per combination at least.
     """
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed: expected an int, got {type(seed).__name__} {seed!r}")
-    if isinstance(n_pairs, bool) or not isinstance(n_pairs, int):
-        raise TypeError(f"n_pairs: expected an int, got {type(n_pairs).__name__} {n_pairs!r}")
-    if n_pairs < 10:
-        raise ValueError(f"n_pairs: expected at least 10 pairs (to split 80/10/10), got {n_pairs}")
-    if isinstance(novel_per_combination, bool) or not isinstance(novel_per_combination, int):
-        raise TypeError(f"novel_per_combination: expected an int, got {type(novel_per_combination).__name__}")
-    if novel_per_combination < 0:
-        raise ValueError(f"novel_per_combination: expected >= 0, got {novel_per_combination}")
-    if n_pairs > MAX_PAIRS:
-        raise ValueError(f"n_pairs: expected at most {MAX_PAIRS} pairs, got {n_pairs}")
+    check_int("seed", seed)
+    check_int("n_pairs", n_pairs, minimum=10, maximum=MAX_PAIRS)  # at least 10 to split 80/10/10
+    check_int("novel_per_combination", novel_per_combination, minimum=0, maximum=MAX_NOVEL_PER_COMBINATION)
     if isinstance(held_out, str):
         raise TypeError("held_out: expected a sequence of (adjective, noun) pairs, got a str")
     held_out = tuple(_check_combination("held_out", c) for c in held_out)
+    if len(held_out) * novel_per_combination > MAX_PAIRS:  # checked up front: bounded work, never a hang
+        raise ValueError(f"novel_per_combination: {len(held_out)} held-out combinations x {novel_per_combination} "
+                         f"novel pairs exceed {MAX_PAIRS} pairs in all")
 
     rng = random.Random(seed)
     seen: set[str] = set()
@@ -159,7 +156,7 @@ def make_corpus(
         attempts = 0
         while len(novel[combination]) < novel_per_combination:
             attempts += 1
-            if attempts > 1000 * (novel_per_combination + 1):
+            if attempts > 50 * (novel_per_combination + 1):
                 raise ValueError(f"novel_per_combination: could not make {novel_per_combination} "
                                  f"unique pairs with {combination}")
             add(random_sentence(rng, force=combination))
@@ -186,11 +183,7 @@ def split_by_length(
     Consecutive ``edges`` bound the buckets. A pair outside every bucket is an error,
     not silently dropped.
     """
-    edges = list(edges)
-    if len(edges) < 2 or any(isinstance(e, bool) or not isinstance(e, int) for e in edges):
-        raise ValueError(f"edges: expected at least two ints, got {edges}")
-    if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
-        raise ValueError(f"edges: expected strictly increasing ints, got {edges}")
+    edges = check_edges("edges", edges)
     buckets: dict[tuple[int, int], list[Pair]] = {(a, b): [] for a, b in zip(edges, edges[1:], strict=False)}
     for i, pair in enumerate(_check_pairs(pairs)):
         length = len(pair[0].split())

@@ -17,7 +17,7 @@ from .feed_forward import PositionwiseFeedForward
 from .multi_head_attention import KVCache, MultiHeadAttention
 from .positional_encoding import RotaryEmbedding
 from .residual import LayerNorm, Residual
-from .validation import check_positive_int
+from .validation import check_features, check_positive_int, module_dtype
 
 
 @dataclass
@@ -26,6 +26,15 @@ class DecoderLayerCache:
 
     self_attn: KVCache = field(default_factory=lambda: KVCache(grows=True))  # grows by one token a step
     cross_attn: KVCache = field(default_factory=lambda: KVCache(grows=False))  # the encoder output, once
+
+
+def check_memory(memory: Tensor, x: Tensor, cross_attn: MultiHeadAttention) -> None:
+    """The encoder output, checked under the name the caller gave it (cross-attention would say ``key``)."""
+    dtype = module_dtype(cross_attn.w_k.weight)
+    check_features("memory", memory, cross_attn.d_model, "(batch, src_len, d_model)", dtype)
+    if memory.shape[0] != x.shape[0]:
+        raise ValueError(f"memory: expected batch size {x.shape[0]} like the decoder input, "
+                         f"got shape {tuple(memory.shape)}")
 
 
 class DecoderLayer(nn.Module):
@@ -60,6 +69,8 @@ class DecoderLayer(nn.Module):
         memory_mask: Tensor | None = None,
         cache: DecoderLayerCache | None = None,
     ) -> Tensor:
+        check_features("x", x, self.self_attn.d_model, dtype=module_dtype(self.self_attn.w_q.weight))
+        check_memory(memory, x, self.cross_attn)
         self_cache = None if cache is None else cache.self_attn
         cross_cache = None if cache is None else cache.cross_attn
         x = self.self_residual(x, lambda y: self.self_attn(y, y, y, tgt_mask, self_cache)[0])

@@ -9,7 +9,6 @@ generated tokens, whichever comes first.
 * ``beam_search``: keeps the ``beam_size`` most probable prefixes (section 6.1 of the
   paper: "beam search with a beam size of 4 and length penalty alpha = 0.6").
 * ``sample_decode``: draws each token at random, with a temperature and top-k.
-* ``trace_greedy``: greedy decoding of one sentence, step by step, as data for the book.
 * ``translate``: a sentence in, a sentence out (``generate`` is its batched core, which
   ``evaluation.translate_batch`` shares).
 
@@ -30,7 +29,7 @@ Generated tokens never include ``<pad>`` or ``<sos>``: their logits are set to -
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
 import torch
@@ -39,7 +38,16 @@ from torch import Tensor, nn
 from .decoder import DecoderLayerCache
 from .multi_head_attention import KVCache
 from .tokenization import Vocab
-from .validation import check_ndim, check_positive_int, check_tensor
+from .validation import (
+    check_bool,
+    check_instance,
+    check_ndim,
+    check_number,
+    check_positive_int,
+    check_sentence,
+    check_special_id,
+    check_tensor,
+)
 
 
 class Seq2SeqModel(Protocol):
@@ -66,7 +74,9 @@ def max_decode_length(model: object) -> int | None:
     return None
 
 
-def _check_decoding_args(model: object, src_ids: Tensor, max_len: int, sos_id: int, eos_id: int | None) -> None:
+def check_decoding_args(
+    model: object, src_ids: Tensor, max_len: int, sos_id: int, eos_id: int | None, pad_id: int
+) -> None:
     for name in ("encode", "new_cache", "decode", "generator"):
         if not hasattr(model, name):
             raise TypeError(f"model: expected an encoder-decoder with .{name} (see decoding.Seq2SeqModel), "
@@ -74,10 +84,12 @@ def _check_decoding_args(model: object, src_ids: Tensor, max_len: int, sos_id: i
     check_tensor("src_ids", src_ids)
     check_ndim("src_ids", src_ids, 2, "(batch, src_len)")
     check_positive_int("max_len", max_len)
-    if isinstance(sos_id, bool) or not isinstance(sos_id, int):
-        raise TypeError(f"sos_id: expected an int, got {type(sos_id).__name__}")
-    if eos_id is not None and (isinstance(eos_id, bool) or not isinstance(eos_id, int)):
-        raise TypeError(f"eos_id: expected an int or None (never stop early), got {type(eos_id).__name__}")
+    # Checked here, under their own names: as decoder input an out-of-range <sos> would be
+    # reported as tgt_ids, and a negative <pad> would silently ban the last real token.
+    vocab_size = getattr(model.generator, "out_features", None)
+    check_special_id("sos_id", sos_id, vocab_size)
+    check_special_id("eos_id", eos_id, vocab_size, optional=True)  # None: never stop early
+    check_special_id("pad_id", pad_id, vocab_size)
     limit = max_decode_length(model)
     # The decoder reads <sos> plus all generated tokens but the last: max_len positions.
     if limit is not None and max_len > limit:
@@ -87,7 +99,7 @@ def _check_decoding_args(model: object, src_ids: Tensor, max_len: int, sos_id: i
         )
 
 
-def _next_logits(model: Seq2SeqModel, hidden: Tensor, banned: Sequence[int]) -> Tensor:
+def next_token_logits(model: Seq2SeqModel, hidden: Tensor, banned: Sequence[int]) -> Tensor:
     """(B, T, d) decoder output -> (B, V) float logits for the next token, banned ids at -inf."""
     logits = model.generator(hidden[:, -1]).float()  # (B, V)
     logits[:, list(banned)] = float("-inf")
@@ -152,7 +164,8 @@ def greedy_decode(
     ``use_cache=False`` re-runs the decoder over the whole prefix at every step (step
     t costs t positions instead of 1); the tokens are the same.
     """
-    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id)
+    check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
+    check_bool("use_cache", use_cache)
     return _decode_one_token_at_a_time(
         model, src_ids, lambda logits: logits.argmax(dim=-1), sos_id, eos_id, max_len, pad_id, use_cache
     )
@@ -178,7 +191,7 @@ def _decode_one_token_at_a_time(
     finished = torch.zeros(batch, dtype=torch.bool, device=src_ids.device)
     for _ in range(max_len):
         fed = tokens[:, -1:] if use_cache else tokens  # only the new token, or the whole prefix
-        next_token = choose(_next_logits(model, model.decode(fed, memory, src_ids, cache), (pad_id, sos_id)))
+        next_token = choose(next_token_logits(model, model.decode(fed, memory, src_ids, cache), (pad_id, sos_id)))
         next_token = next_token.masked_fill(finished, pad_id)  # (B,); finished rows only mark time
         tokens = torch.cat([tokens, next_token[:, None]], dim=1)
         if eos_id is not None:
@@ -235,10 +248,9 @@ def beam_search(
     each step ``reorder_cache`` moves every row's cached keys and values to the beam
     that continues it.
     """
-    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id)
+    check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
     check_positive_int("beam_size", beam_size)
-    if not alpha >= 0:
-        raise ValueError(f"alpha: expected a length-penalty exponent >= 0, got {alpha}")
+    check_number("alpha", alpha, minimum=0.0)  # a length-penalty exponent; inf would make every score 0
     model.eval()
     batch, k = src_ids.shape[0], beam_size
     device = src_ids.device
@@ -257,7 +269,7 @@ def beam_search(
         finished[b].append(Hypothesis(_strip(ids, eos_id), log_prob, log_prob / length_penalty(len(ids), alpha)))
 
     for step in range(max_len):
-        logits = _next_logits(model, model.decode(tokens[:, -1:], memory, src, cache), (pad_id, sos_id))
+        logits = next_token_logits(model, model.decode(tokens[:, -1:], memory, src, cache), (pad_id, sos_id))
         vocab = logits.shape[-1]
         log_probs = logits.log_softmax(dim=-1).view(batch, k, vocab)  # (B, k, V)
         candidates = (beam_scores[:, :, None] + log_probs).view(batch, k * vocab)  # (B, k*V)
@@ -328,108 +340,25 @@ def sample_decode(
     it. Pass a seeded ``torch.Generator`` (on the model's device) for repeatable draws.
     Returns ids like ``greedy_decode``.
     """
-    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id)
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
-        raise ValueError(f"temperature: expected a positive number, got {temperature!r}")
+    check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
+    temperature = check_number("temperature", temperature, positive=True)  # finite: inf would give NaN at -inf
     if top_k is not None:
         check_positive_int("top_k", top_k)
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator: expected a torch.Generator or None, got {type(generator).__name__}")
+    if generator is not None:
+        check_instance("generator", generator, torch.Generator, "a torch.Generator or None")
 
     def draw(logits: Tensor) -> Tensor:  # (B, V) -> (B,)
-        logits = logits / temperature
+        # In float64 (a temperature of 1e-300 or 1e300 is 0 or inf in float32), best logit shifted to 0:
+        # a vanishing temperature then gives 0 for the best token and -inf for the others (greedy),
+        # a huge one 0 for every allowed token (uniform), and never inf - inf = NaN.
+        logits = logits.double()
+        logits = (logits - logits.max(dim=-1, keepdim=True).values) / temperature
         if top_k is not None and top_k < logits.shape[-1]:
             kth = logits.topk(top_k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit
             logits = logits.masked_fill(logits < kth, float("-inf"))
         return torch.multinomial(logits.softmax(dim=-1), 1, generator=generator).squeeze(1)
 
     return _decode_one_token_at_a_time(model, src_ids, draw, sos_id, eos_id, max_len, pad_id)
-
-
-# --------------------------------------------------------------------------- the book's trace
-
-
-@dataclass
-class TraceStep:
-    """One step of greedy decoding: what the decoder had read, what it considered, what it chose."""
-
-    prefix: list[str]  # tokens read so far, from <sos>
-    candidates: list[tuple[str, float]]  # the top-k next tokens and their probabilities, best first
-    chosen: str
-
-    def __str__(self) -> str:
-        options = ", ".join(f"{token} {p:.2f}" for token, p in self.candidates)
-        return f"{' '.join(self.prefix)} -> {self.chosen}   ({options})"
-
-
-@dataclass
-class DecodingTrace:
-    """The steps of ``trace_greedy``; ``str()`` prints one line per step, ``rows()`` gives table rows."""
-
-    steps: list[TraceStep] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.steps)
-
-    def __getitem__(self, index: int) -> TraceStep:
-        return self.steps[index]
-
-    def __str__(self) -> str:
-        return "\n".join(str(step) for step in self.steps)
-
-    def rows(self) -> list[dict[str, object]]:
-        """One dict per step: ``step``, ``prefix``, ``chosen``, and ``candidate i`` / ``p i`` columns."""
-        table = []
-        for i, step in enumerate(self.steps, start=1):
-            row: dict[str, object] = {"step": i, "prefix": " ".join(step.prefix), "chosen": step.chosen}
-            for j, (token, p) in enumerate(step.candidates, start=1):
-                row[f"candidate {j}"] = token
-                row[f"p {j}"] = round(p, 4)
-            table.append(row)
-        return table
-
-
-@torch.inference_mode()
-def trace_greedy(
-    model: Seq2SeqModel,
-    src_ids: Tensor,
-    itos: Sequence[str],
-    *,
-    sos_id: int,
-    eos_id: int | None,
-    max_len: int,
-    top_k: int = 5,
-    pad_id: int = 0,
-) -> DecodingTrace:
-    """Greedy decoding of one source (``src_ids`` of shape (1, S)), recording every step.
-
-    ``itos`` maps target ids to tokens. The probabilities are the model's softmax with
-    ``<pad>`` and ``<sos>`` excluded, as in ``greedy_decode``; the chosen tokens are
-    the ones ``greedy_decode`` returns.
-    """
-    _check_decoding_args(model, src_ids, max_len, sos_id, eos_id)
-    if src_ids.shape[0] != 1:
-        raise ValueError(f"src_ids: expected one sentence, shape (1, src_len), got shape {tuple(src_ids.shape)}")
-    check_positive_int("top_k", top_k)
-    model.eval()
-    memory = model.encode(src_ids)
-    cache = model.new_cache()
-    prefix = [sos_id]
-    trace = DecodingTrace()
-    for _ in range(max_len):
-        new = torch.tensor([[prefix[-1]]], device=src_ids.device)
-        probs = _next_logits(model, model.decode(new, memory, src_ids, cache), (pad_id, sos_id)).softmax(-1)[0]
-        top = probs.topk(min(top_k, probs.shape[0]))
-        chosen = int(probs.argmax())
-        trace.steps.append(TraceStep(
-            prefix=[itos[i] for i in prefix],
-            candidates=[(itos[i], float(p)) for p, i in zip(top.values.tolist(), top.indices.tolist(), strict=True)],
-            chosen=itos[chosen],
-        ))
-        prefix.append(chosen)
-        if chosen == eos_id:
-            break
-    return trace
 
 
 # --------------------------------------------------------------------------- sentences
@@ -462,7 +391,6 @@ class Translation:
     src_ids: list[int]  # what the encoder read
     ids: list[int]  # the generated target ids, without <sos> and <eos>
     ended: bool  # the model produced <eos> (False: it stopped at the length limit)
-    source_length: int  # tokens in the sentence: more than len(src_ids) if the model reads fewer
 
     def __str__(self) -> str:
         return self.text
@@ -473,23 +401,23 @@ def translate(model: Seq2SeqModel, sentence: str, src_vocab: Vocab, tgt_vocab: V
     """Translate one sentence: greedy with ``beam_size=1``, beam search otherwise.
 
     ``max_len`` defaults to ``default_max_len``. A sentence longer than the model's positional
-    table is cut to it (``source_length`` keeps the full length); unknown words are read as
+    table is refused (``ValueError``: nothing is cut silently); unknown words are read as
     ``<unk>`` and listed in ``unknown_words``.
     """
-    if not isinstance(sentence, str):
-        raise TypeError(f"sentence: expected a str, got {type(sentence).__name__}")
-    if not isinstance(src_vocab, Vocab) or not isinstance(tgt_vocab, Vocab):
-        raise TypeError(f"src_vocab, tgt_vocab: expected Vocab objects, got {type(src_vocab).__name__}, "
-                        f"{type(tgt_vocab).__name__}")
+    check_sentence("sentence", sentence)
+    check_instance("src_vocab", src_vocab, Vocab, "a Vocab")
+    check_instance("tgt_vocab", tgt_vocab, Vocab, "a Vocab")
+    check_positive_int("beam_size", beam_size)
     ids, unknown = src_vocab.encode_with_unknowns(sentence)
     if not ids:
         raise ValueError(f"sentence: expected at least one token, got {sentence!r}")
-    source_length, limit = len(ids), max_decode_length(model)
-    ids = ids if limit is None else ids[:limit]  # the encoder's positions end where the decoder's do
+    limit = max_decode_length(model)
+    if limit is not None and len(ids) > limit:  # refused, never cut: the rest would be silently dropped
+        raise ValueError(f"sentence: {len(ids)} tokens, but the model reads at most config.max_len={limit}")
     device = next(model.parameters()).device
     src_ids = torch.tensor([ids], dtype=torch.long, device=device)
     if max_len is None:
         max_len = default_max_len(model, len(ids))
     (out,) = generate(model, src_ids, tgt_vocab, beam_size=beam_size, alpha=alpha, max_len=max_len)
     return Translation(tgt_vocab.decode(out), [tgt_vocab.itos[i] for i in out], unknown, ids, out,
-                       ended=len(out) < max_len, source_length=source_length)
+                       ended=len(out) < max_len)

@@ -18,7 +18,7 @@ from .feed_forward import PositionwiseFeedForward
 from .multi_head_attention import KVCache, MultiHeadAttention
 from .positional_encoding import RotaryEmbedding
 from .residual import LayerNorm, Residual
-from .validation import check_positive_int
+from .validation import check_features, check_positive_int, module_dtype
 
 
 class EncoderLayer(nn.Module):
@@ -44,6 +44,7 @@ class EncoderLayer(nn.Module):
         self.ff_residual = Residual(d_model, dropout, norm_first, eps)
 
     def forward(self, x: Tensor, mask: Tensor | None = None, cache: KVCache | None = None) -> Tensor:
+        check_features("x", x, self.self_attn.d_model, dtype=module_dtype(self.self_attn.w_q.weight))
         x = self.attn_residual(x, lambda y: self.self_attn(y, y, y, mask, cache)[0])  # (B, T, d_model)
         return self.ff_residual(x, self.feed_forward)
 

@@ -20,18 +20,13 @@ import torch
 
 from .decoding import Seq2SeqModel, generate
 from .tokenization import Vocab, pad_sequences
-from .validation import check_positive_int
+from .validation import check_edges, check_positive_int, check_token_list
 
 DEFAULT_EDGES = (3, 6, 9, 12, 16)  # the buckets of corpus.split_by_length
 
 
 def _check_strings(name: str, sentences: object) -> list[str]:
-    if isinstance(sentences, str) or not isinstance(sentences, Sequence):
-        raise TypeError(f"{name}: expected a list of sentences (str), got {type(sentences).__name__}")
-    for i, sentence in enumerate(sentences):
-        if not isinstance(sentence, str):
-            raise TypeError(f"{name}[{i}]: expected a str, got {type(sentence).__name__} {sentence!r}")
-    return list(sentences)
+    return check_token_list(name, sentences, item="sentence")
 
 
 def _check_aligned(hypotheses: object, references: object) -> tuple[list[str], list[str]]:
@@ -82,11 +77,7 @@ def accuracy_by_length(
     sources = _check_strings("sources", sources)
     if len(sources) != len(hypotheses):
         raise ValueError(f"sources: expected one source per hypothesis ({len(hypotheses)}), got {len(sources)}")
-    edges = list(edges)
-    if len(edges) < 2 or any(isinstance(e, bool) or not isinstance(e, int) for e in edges) or any(
-        b <= a for a, b in zip(edges, edges[1:], strict=False)
-    ):
-        raise ValueError(f"edges: expected at least two strictly increasing ints, got {edges}")
+    edges = check_edges("edges", edges)
     groups: dict[int, list[int]] = {i: [] for i in range(len(edges) - 1)}
     for n, source in enumerate(sources):
         length = len(source.split())

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
-from .validation import check_choice, check_positive_int
+from .validation import check_choice, check_positive_int, check_vectors, module_dtype
 
 ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}
 
@@ -19,7 +19,7 @@ ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}
 class PositionwiseFeedForward(nn.Module):
     def __init__(self, d_model: int, d_ff: int, activation: str = "relu") -> None:
         super().__init__()
-        check_positive_int("d_model", d_model)
+        self.d_model = check_positive_int("d_model", d_model)
         check_positive_int("d_ff", d_ff)
         check_choice("activation", activation, list(ACTIVATIONS))
         self.linear1 = nn.Linear(d_model, d_ff)  # W_1, b_1
@@ -27,4 +27,5 @@ class PositionwiseFeedForward(nn.Module):
         self.linear2 = nn.Linear(d_ff, d_model)  # W_2, b_2
 
     def forward(self, x: Tensor) -> Tensor:
+        check_vectors("x", x, self.d_model, module_dtype(self.linear1.weight))
         return self.linear2(self.activation(self.linear1(x)))  # (B, T, d_model)

@@ -21,7 +21,7 @@ from .embeddings import TokenEmbedding
 from .encoder import Encoder, EncoderLayer
 from .multi_head_attention import KVCache
 from .positional_encoding import LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
-from .validation import check_ndim, check_token_ids
+from .validation import check_finite, check_ndim, check_token_ids
 
 
 class InputEmbedding(nn.Module):
@@ -105,6 +105,12 @@ class Transformer(nn.Module):
         seen, and the earlier ones are read from the cache.
         """
         check_token_ids("tgt_ids", tgt_ids, self.config.tgt_vocab_size)
+        check_ndim("src_ids", src_ids, 2, "(batch, src_len)")
+        check_ndim("memory", memory, 3, "(batch, src_len, d_model)")
+        if src_ids.shape != memory.shape[:2]:
+            raise ValueError(f"src_ids: expected shape (batch, src_len) = {tuple(memory.shape[:2])} like memory, "
+                             f"got {tuple(src_ids.shape)}")
+        check_finite("memory", memory)
         past = 0 if cache is None else len(cache[0].self_attn)
         if cache is None:
             tgt_mask = self.tgt_mask(tgt_ids)

@@ -17,7 +17,15 @@ from torch import Tensor, nn
 
 from .attention import scaled_dot_product_attention
 from .positional_encoding import RotaryEmbedding
-from .validation import check_divisible, check_features, check_mask, check_positive_int, check_probability
+from .validation import (
+    check_bool,
+    check_divisible,
+    check_features,
+    check_mask,
+    check_positive_int,
+    check_probability,
+    module_dtype,
+)
 
 
 @dataclass
@@ -86,11 +94,12 @@ class MultiHeadAttention(nn.Module):
         ``mask`` is True where a query may attend to a key, broadcastable to
         (B, h, T_q, T_k), where T_k counts the cached keys too.
         """
-        check_features("query", query, self.d_model)
+        dtype = module_dtype(self.w_q.weight)
+        check_features("query", query, self.d_model, dtype=dtype)
         reuse = cache is not None and not cache.grows and cache.key is not None
         if not reuse:
-            check_features("key", key, self.d_model)
-            check_features("value", value, self.d_model)
+            check_features("key", key, self.d_model, dtype=dtype)
+            check_features("value", value, self.d_model, dtype=dtype)
             if key.shape[:2] != value.shape[:2]:
                 raise ValueError(
                     f"value: expected (batch, seq_len) = {tuple(key.shape[:2])} like key, "
@@ -119,6 +128,7 @@ class MultiHeadAttention(nn.Module):
                 cache.key, cache.value = k, v
 
         check_mask("mask", mask, (query.shape[0], self.n_heads, query.shape[1], k.shape[2]))
+        check_bool("need_weights", need_weights)
         want_weights = need_weights or self.keep_weights
         out, weights = scaled_dot_product_attention(
             q, k, v, mask, dropout_p=self.dropout if self.training else 0.0, need_weights=want_weights

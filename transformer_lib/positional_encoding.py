@@ -13,10 +13,12 @@ dot product depends on the offset between two positions only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor, nn
 
-from .validation import check_ndim, check_positive_int
+from .validation import check_even, check_int, check_ndim, check_number, check_positive_int
 
 
 def _frequencies(d_model: int, base: float = 10000.0) -> Tensor:
@@ -24,18 +26,19 @@ def _frequencies(d_model: int, base: float = 10000.0) -> Tensor:
     return 1.0 / base ** (torch.arange(0, d_model, 2, dtype=torch.float64) / d_model)
 
 
-def sinusoidal_table(max_len: int, d_model: int) -> Tensor:
-    """The (max_len, d_model) table of section 3.5: even columns sine, odd columns cosine."""
+def sinusoidal_table(max_len: int, d_model: int, dtype: torch.dtype = torch.float32) -> Tensor:
+    """The (max_len, d_model) table of section 3.5: even columns sine, odd columns cosine.
+
+    Computed in float64 and rounded once to ``dtype``.
+    """
     check_positive_int("max_len", max_len)
-    check_positive_int("d_model", d_model)
-    if d_model % 2:
-        raise ValueError(f"d_model: expected an even number (sine and cosine pairs), got {d_model}")
+    check_even("d_model", d_model, "an even number (sine and cosine pairs)")
     position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
     angles = position * _frequencies(d_model)  # (max_len, d_model/2)
     table = torch.zeros(max_len, d_model, dtype=torch.float64)
     table[:, 0::2] = torch.sin(angles)
     table[:, 1::2] = torch.cos(angles)
-    return table.float()
+    return table.to(dtype)
 
 
 def relative_position_map(offset: int, d_model: int) -> Tensor:
@@ -45,6 +48,8 @@ def relative_position_map(offset: int, d_model: int) -> Tensor:
     which does not depend on pos. This is why the paper hoped the model could
     "easily learn to attend by relative positions".
     """
+    check_int("offset", offset)  # negative offsets are meaningful here: PE(pos - k) from PE(pos)
+    check_even("d_model", d_model, "an even number (sine and cosine pairs)")
     angles = offset * _frequencies(d_model)
     cos, sin = torch.cos(angles), torch.sin(angles)
     m = torch.zeros(d_model, d_model, dtype=torch.float64)
@@ -58,13 +63,27 @@ def relative_position_map(offset: int, d_model: int) -> Tensor:
 
 
 class SinusoidalPositionalEncoding(nn.Module):
-    """Adds the fixed sinusoidal table to (batch, seq_len, d_model) embeddings."""
+    """Adds the fixed sinusoidal table to (batch, seq_len, d_model) embeddings.
+
+    The table has the module's dtype (``torch.get_default_dtype()``, then whatever
+    ``.double()`` or ``.to(dtype)`` sets), and each conversion recomputes it from float64,
+    so a float64 model holds the exact float64 table, not a float32 one widened.
+    """
 
     def __init__(self, d_model: int, max_len: int = 512) -> None:
         super().__init__()
-        self.max_len = max_len
+        self.d_model = check_even("d_model", d_model, "an even number (sine and cosine pairs)")
+        self.max_len = check_positive_int("max_len", max_len)
         # A buffer, not a parameter: it moves with .to(device) but is never trained.
-        self.register_buffer("table", sinusoidal_table(max_len, d_model), persistent=False)
+        table = sinusoidal_table(max_len, d_model, torch.get_default_dtype())
+        self.register_buffer("table", table, persistent=False)
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> SinusoidalPositionalEncoding:
+        # nn.Module's hook under .to(), .double(), .cuda(): the buffer would be cast from its rounded values
+        super()._apply(fn, recurse)
+        exact = sinusoidal_table(self.max_len, self.d_model, torch.float64)  # round once, from the exact values
+        self.table = exact.to(self.table.dtype).to(self.table.device)
+        return self
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         check_ndim("x", x, 3, "(batch, seq_len, d_model)")
@@ -77,7 +96,7 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 512) -> None:
         super().__init__()
-        self.max_len = max_len
+        self.max_len = check_positive_int("max_len", max_len)
         self.embedding = nn.Embedding(max_len, d_model)
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
@@ -97,13 +116,24 @@ class RotaryEmbedding(nn.Module):
 
     def __init__(self, d_head: int, max_len: int = 512, base: float = 10000.0) -> None:
         super().__init__()
-        if d_head % 2:
-            raise ValueError(f"d_head: expected an even head size for RoPE, got {d_head}")
-        self.max_len = max_len
-        # Computed in float64, stored in float32: Apple's MPS backend has no float64.
-        angles = torch.arange(max_len, dtype=torch.float64)[:, None] * _frequencies(d_head, base)
-        self.register_buffer("cos", torch.cos(angles).float(), persistent=False)  # (max_len, d_head/2)
-        self.register_buffer("sin", torch.sin(angles).float(), persistent=False)
+        self.d_head = check_even("d_head", d_head, "an even head size for RoPE (dimensions rotate in pairs)")
+        self.max_len = check_positive_int("max_len", max_len)
+        self.base = check_number("base", base, positive=True)
+        # Computed in float64, stored in the default dtype (Apple's MPS backend has no float64);
+        # _apply recomputes them from float64 when the module changes dtype.
+        cos, sin = self._angles_cos_sin(torch.get_default_dtype())
+        self.register_buffer("cos", cos, persistent=False)  # (max_len, d_head/2)
+        self.register_buffer("sin", sin, persistent=False)
+
+    def _angles_cos_sin(self, dtype: torch.dtype) -> tuple[Tensor, Tensor]:
+        angles = torch.arange(self.max_len, dtype=torch.float64)[:, None] * _frequencies(self.d_head, self.base)
+        return torch.cos(angles).to(dtype), torch.sin(angles).to(dtype)
+
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> RotaryEmbedding:
+        super()._apply(fn, recurse)
+        cos, sin = self._angles_cos_sin(self.cos.dtype)
+        self.cos, self.sin = cos.to(self.cos.device), sin.to(self.sin.device)
+        return self
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Rotate x of shape (batch, heads, seq_len, d_head) at positions offset, offset+1, ..."""
@@ -117,6 +147,7 @@ class RotaryEmbedding(nn.Module):
 
 
 def _check_length(seq_len: int, offset: int, max_len: int) -> None:
+    check_int("offset", offset, minimum=0)  # a negative offset would read the table from its end
     if offset + seq_len > max_len:
         raise ValueError(
             f"seq_len: positions {offset} to {offset + seq_len - 1} exceed max_len={max_len}; "

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .validation import check_positive_int, check_probability
+from .validation import check_bool, check_number, check_positive_int, check_probability, check_vectors, module_dtype
 
 
 def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
@@ -41,11 +41,12 @@ class LayerNorm(nn.Module):
     def __init__(self, d_model: int, eps: float = 1e-5) -> None:
         super().__init__()
         check_positive_int("d_model", d_model)
-        self.eps = eps
+        self.eps = check_number("eps", eps, positive=True)
         self.weight = nn.Parameter(torch.ones(d_model))  # gamma
         self.bias = nn.Parameter(torch.zeros(d_model))  # beta
 
     def forward(self, x: Tensor) -> Tensor:
+        check_vectors("x", x, self.weight.shape[0], module_dtype(self.weight))
         return F.layer_norm(x, self.weight.shape, self.weight, self.bias, self.eps)
 
 
@@ -56,7 +57,7 @@ class Residual(nn.Module):
         super().__init__()
         self.norm = LayerNorm(d_model, eps)
         self.dropout = nn.Dropout(check_probability("dropout", dropout))
-        self.norm_first = norm_first
+        self.norm_first = check_bool("norm_first", norm_first)
 
     def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
         if self.norm_first:  # pre-norm: x + Sublayer(LayerNorm(x))

@@ -24,14 +24,20 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from .validation import check_ndim, check_nonempty, check_positive_int, check_probability, check_token_ids
+from .validation import (
+    check_features,
+    check_ndim,
+    check_nonempty,
+    check_number,
+    check_positive_int,
+    check_probability,
+    check_token_ids,
+    module_dtype,
+)
 
 
-def _check_inputs(x: Tensor, input_size: int) -> None:
-    check_ndim("x", x, 3, "(batch, seq_len, input_size)")
-    check_nonempty("x", x)
-    if x.shape[-1] != input_size:
-        raise ValueError(f"x: expected last dimension input_size={input_size}, got shape {tuple(x.shape)}")
+def _check_inputs(x: Tensor, input_size: int, weight: Tensor) -> None:
+    check_features("x", x, input_size, "(batch, seq_len, input_size)", module_dtype(weight), "input_size")
 
 
 class VanillaRNN(nn.Module):
@@ -42,6 +48,8 @@ class VanillaRNN(nn.Module):
         super().__init__()
         self.input_size = check_positive_int("input_size", input_size)
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
+        if recurrent_scale is not None:
+            check_number("recurrent_scale", recurrent_scale)
         self.input_to_hidden = nn.Linear(input_size, hidden_size)  # W_xh, b_xh
         self.hidden_to_hidden = nn.Linear(hidden_size, hidden_size)  # W_hh, b_hh
         if recurrent_scale is not None:
@@ -51,7 +59,7 @@ class VanillaRNN(nn.Module):
 
     def forward(self, x: Tensor, h: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """(B, T, input_size) -> outputs (B, T, hidden), last state (B, hidden)."""
-        _check_inputs(x, self.input_size)
+        _check_inputs(x, self.input_size, self.input_to_hidden.weight)
         if h is None:
             h = x.new_zeros(x.shape[0], self.hidden_size)
         outputs = []
@@ -75,8 +83,7 @@ class LSTM(nn.Module):
         super().__init__()
         self.input_size = check_positive_int("input_size", input_size)
         self.hidden_size = check_positive_int("hidden_size", hidden_size)
-        if isinstance(forget_bias, bool) or not isinstance(forget_bias, int | float):
-            raise TypeError(f"forget_bias: expected a number, got {type(forget_bias).__name__} {forget_bias!r}")
+        forget_bias = check_number("forget_bias", forget_bias)
         self.input_gates = nn.Linear(input_size, 4 * hidden_size)
         self.hidden_gates = nn.Linear(hidden_size, 4 * hidden_size)
         with torch.no_grad():
@@ -86,7 +93,7 @@ class LSTM(nn.Module):
         self, x: Tensor, state: tuple[Tensor, Tensor] | None = None
     ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
         """(B, T, input_size) -> outputs (B, T, hidden), last (h, c)."""
-        _check_inputs(x, self.input_size)
+        _check_inputs(x, self.input_size, self.input_gates.weight)
         if state is None:
             zeros = x.new_zeros(x.shape[0], self.hidden_size)
             state = (zeros, zeros)

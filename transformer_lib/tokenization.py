@@ -21,18 +21,21 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from .validation import check_positive_int
+from .validation import (
+    check_bool,
+    check_id_dtype,
+    check_instance,
+    check_int,
+    check_positive_int,
+    check_sentence,
+    check_token_list,
+    check_word,
+)
 
 PAD, SOS, EOS, UNK = "<pad>", "<sos>", "<eos>", "<unk>"
 SPECIALS = (PAD, SOS, EOS, UNK)
 
 # ----------------------------------------------------------------------------- vocabulary
-
-
-def _check_sentence(name: str, sentence: object) -> str:
-    if not isinstance(sentence, str):
-        raise TypeError(f"{name}: expected a sentence (str), got {type(sentence).__name__} {sentence!r}")
-    return sentence
 
 
 class Vocab:
@@ -41,16 +44,24 @@ class Vocab:
     Tokens are the whitespace-separated words of a sentence. Ids 0, 1, 2, 3 are
     ``<pad>``, ``<sos>``, ``<eos>``, ``<unk>``; a word the vocabulary does not hold
     is encoded as ``unk_id`` (:meth:`encode_with_unknowns` says which words those were).
+
+    The specials are never *typed*: ``"<pad>"`` or ``"<eos>"`` written in a sentence is text,
+    not a control token, so it is encoded as ``unk_id`` and reported as unknown like any
+    other word outside the vocabulary. Only batching puts ``<sos>``, ``<eos>`` and ``<pad>``
+    ids into a sequence. A token must be encodable: a non-empty str without whitespace
+    (``str.split`` would cut it), not a special, not repeated.
     """
 
     pad_id, sos_id, eos_id, unk_id = 0, 1, 2, 3
 
     def __init__(self, tokens: Iterable[str]) -> None:
-        """``tokens``: the ordinary tokens, in id order; the specials are put first."""
+        """``tokens``: the ordinary tokens, in id order (a list, not a str); the specials are put first."""
+        if isinstance(tokens, str):
+            check_token_list("tokens", tokens)  # refused: a str would become one token per character
+        tokens = list(tokens)
         itos = list(SPECIALS)
         for i, token in enumerate(tokens):
-            if not isinstance(token, str) or not token or token != token.strip() or " " in token:
-                raise ValueError(f"tokens[{i}]: expected a non-empty token without whitespace, got {token!r}")
+            check_word(f"tokens[{i}]", token)
             if token in SPECIALS:
                 raise ValueError(f"tokens[{i}]: {token!r} is a special token, added by Vocab itself")
             itos.append(token)
@@ -68,11 +79,11 @@ class Vocab:
         the same sentences always give the same ids.
         """
         if isinstance(sentences, str):
-            raise TypeError("sentences: expected an iterable of sentences, got a single str")
+            raise TypeError("sentences: expected a list of sentences, got a single str (wrap it: [sentence])")
         check_positive_int("min_freq", min_freq)
         counts: Counter[str] = Counter()
         for i, sentence in enumerate(sentences):
-            counts.update(_check_sentence(f"sentences[{i}]", sentence).split())
+            counts.update(check_sentence(f"sentences[{i}]", sentence).split())
         for special in SPECIALS:
             if special in counts:
                 raise ValueError(f"sentences: contain the special token {special!r} as a word")
@@ -92,10 +103,13 @@ class Vocab:
         return f"Vocab({len(self)} tokens: {self.itos[4:10]}...)"
 
     def encode_with_unknowns(self, sentence: str) -> tuple[list[int], list[str]]:
-        """(ids, the words that were not in the vocabulary, in order)."""
+        """(ids, the words that were not in the vocabulary, in order).
+
+        A special typed as text (``"<pad>"``) is one of those words: it becomes ``unk_id``.
+        """
         ids, unknown = [], []
-        for word in _check_sentence("sentence", sentence).split():
-            i = self.stoi.get(word, self.unk_id)
+        for word in check_sentence("sentence", sentence).split():
+            i = self.unk_id if word in SPECIALS else self.stoi.get(word, self.unk_id)
             if i == self.unk_id:
                 unknown.append(word)
             ids.append(i)
@@ -109,15 +123,16 @@ class Vocab:
         """Words for ``ids``: ``<pad>`` and ``<sos>`` are dropped, decoding stops at ``<eos>``
         (or, with ``stop_at_eos=False``, drops it too). ``<unk>`` stays visible."""
         if isinstance(ids, Tensor):
-            if ids.dim() != 1 or ids.is_floating_point():
-                raise ValueError(f"ids: expected a 1-D integer tensor, got dtype {ids.dtype}, shape {tuple(ids.shape)}")
+            if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
+                check_id_dtype("ids", ids)
+            if ids.dim() != 1:
+                raise ValueError(f"ids: expected a 1-D tensor, got shape {tuple(ids.shape)}")
             ids = ids.tolist()
         if isinstance(ids, str) or not isinstance(ids, Sequence):
             raise TypeError(f"ids: expected a sequence of ints, got {type(ids).__name__}")
         words = []
         for position, i in enumerate(ids):
-            if isinstance(i, bool) or not isinstance(i, int):
-                raise TypeError(f"ids[{position}]: expected an int, got {type(i).__name__} {i!r}")
+            i = check_int(f"ids[{position}]", i)
             if not 0 <= i < len(self):
                 raise ValueError(f"ids[{position}]: expected an id in [0, {len(self)}), got {i}")
             if i == self.eos_id:
@@ -204,14 +219,13 @@ def learn_bpe(text: str | Iterable[str], n_merges: int, end_of_word: str | None 
     merged; **ties go to the pair that sorts first** (as a tuple of strings), so the
     result never depends on dictionary order. Learning stops early when no pair is left.
     """
-    if isinstance(n_merges, bool) or not isinstance(n_merges, int) or n_merges < 0:
-        raise ValueError(f"n_merges: expected an int >= 0, got {n_merges!r}")
-    if end_of_word is not None and (not isinstance(end_of_word, str) or not end_of_word):
-        raise ValueError(f"end_of_word: expected a non-empty str or None, got {end_of_word!r}")
+    check_int("n_merges", n_merges, minimum=0)
+    if end_of_word is not None:
+        check_word("end_of_word", end_of_word)
     sentences = [text] if isinstance(text, str) else list(text)
     word_counts: Counter[str] = Counter()
     for i, sentence in enumerate(sentences):
-        word_counts.update(_check_sentence(f"text[{i}]" if not isinstance(text, str) else "text", sentence).split())
+        word_counts.update(check_sentence(f"text[{i}]" if not isinstance(text, str) else "text", sentence).split())
     if not word_counts:
         raise ValueError("text: expected at least one word, got empty text")
     words = {_split_word(w, end_of_word): n for w, n in sorted(word_counts.items())}
@@ -232,11 +246,10 @@ def bpe_trace(text: str, n_merges: int) -> list[BPEStep]:
     The classic example: "aaabdaaabac" -> "aa" gives ZabdZabac, "ab" gives ZYdZYac,
     then "aaab" (ZY) gives XdXac.
     """
-    _check_sentence("text", text)
+    check_sentence("text", text)
     if not text:
         raise ValueError("text: expected a non-empty string")
-    if isinstance(n_merges, bool) or not isinstance(n_merges, int) or n_merges < 0:
-        raise ValueError(f"n_merges: expected an int >= 0, got {n_merges!r}")
+    check_int("n_merges", n_merges, minimum=0)
     symbols = tuple(text)
     steps = []
     for _ in range(n_merges):
@@ -282,9 +295,7 @@ class BPETokenizer:
         return known
 
     def tokenize_word(self, word: str) -> list[str]:
-        _check_sentence("word", word)
-        if not word or any(c.isspace() for c in word):
-            raise ValueError(f"word: expected one non-empty word without whitespace, got {word!r}")
+        check_word("word", word)
         symbols = _split_word(word, self.end_of_word)
         for merge in self.merges:
             if len(symbols) == 1:
@@ -294,10 +305,11 @@ class BPETokenizer:
 
     def tokenize(self, sentence: str) -> list[str]:
         """Subwords of every word of ``sentence``, in order."""
-        return [s for word in _check_sentence("sentence", sentence).split() for s in self.tokenize_word(word)]
+        return [s for word in check_sentence("sentence", sentence).split() for s in self.tokenize_word(word)]
 
     def detokenize(self, symbols: Sequence[str]) -> str:
         """Inverse of :meth:`tokenize` (needs the end-of-word marker to find word ends)."""
+        check_token_list("symbols", symbols)
         if not self.end_of_word:
             raise ValueError("detokenize: needs a tokenizer with an end_of_word marker to know where words end")
         return "".join(symbols).replace(self.end_of_word, " ").strip()
@@ -343,9 +355,7 @@ def _check_pairs(pairs: object) -> Sequence[tuple[str, str]]:
 
 
 def _check_vocab(name: str, vocab: object) -> Vocab:
-    if not isinstance(vocab, Vocab):
-        raise TypeError(f"{name}: expected a Vocab, got {type(vocab).__name__}")
-    return vocab
+    return check_instance(name, vocab, Vocab, "a Vocab")
 
 
 def encode_pairs(
@@ -360,8 +370,11 @@ def encode_pairs(
 
 def pad_sequences(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> Tensor:
     """(B, max_len) LongTensor, each row padded on the right with ``pad_id``."""
+    if isinstance(sequences, str | Tensor) or not isinstance(sequences, Sequence):
+        raise TypeError(f"sequences: expected a list of lists of ids, got {type(sequences).__name__}")
     if not sequences:
         raise ValueError("sequences: expected at least one sequence, got none")
+    check_int("pad_id", pad_id, minimum=0)
     width = max(len(s) for s in sequences)
     out = torch.full((len(sequences), width), pad_id, dtype=torch.long)
     for i, s in enumerate(sequences):
@@ -395,10 +408,9 @@ def make_batches(
     """
     encoded = encode_pairs(pairs, src_vocab, tgt_vocab)
     check_positive_int("batch_size", batch_size)
-    if not isinstance(shuffle, bool) or not isinstance(by_length, bool):
-        raise TypeError(f"shuffle, by_length: expected bools, got {shuffle!r}, {by_length!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed: expected an int, got {type(seed).__name__} {seed!r}")
+    check_bool("shuffle", shuffle)
+    check_bool("by_length", by_length)
+    seed = check_int("seed", seed)
     rng = random.Random(seed)
     order = list(range(len(encoded)))
     if shuffle:

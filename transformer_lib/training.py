@@ -32,7 +32,17 @@ from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR
 from tqdm.auto import tqdm
 
-from .validation import check_ndim, check_positive_int, check_probability, check_tensor
+from .validation import (
+    check_choice,
+    check_id_dtype,
+    check_instance,
+    check_ndim,
+    check_number,
+    check_positive_int,
+    check_probability,
+    check_special_id,
+    check_tensor,
+)
 
 PAPER_BETAS = (0.9, 0.98)
 PAPER_EPS = 1e-9
@@ -65,25 +75,26 @@ def label_smoothed_cross_entropy(
 
         loss = -sum_k q(k) log p(k) = (1 - smoothing) * (-log p(y)) + smoothing * mean_k(-log p(k))
 
-    ``logits``: (..., V); ``target``: (...) integer ids. Positions whose target is
-    ``pad_id`` contribute nothing. ``reduction="mean"`` averages over the other
+    ``logits``: (..., V); ``target``: (...) integer ids (torch.long or torch.int32). Positions
+    whose target is ``pad_id`` (an id in [0, V), or None for no padding) contribute exactly
+    nothing, even if their logits hold -inf or NaN. ``reduction="mean"`` averages over the other
     positions (0 if there are none), ``"sum"`` adds them up.
     """
     check_tensor("logits", logits)
     check_tensor("target", target)
     if not logits.is_floating_point():
         raise TypeError(f"logits: expected a floating-point tensor, got dtype {logits.dtype}")
-    if target.is_floating_point() or target.dtype == torch.bool:
-        raise TypeError(f"target: expected integer class ids (torch.long), got dtype {target.dtype}")
+    check_id_dtype("target", target)
     if logits.shape[:-1] != target.shape:
         raise ValueError(
             f"target: expected shape {tuple(logits.shape[:-1])} (logits without the class dimension), "
             f"got {tuple(target.shape)}"
         )
-    check_probability("smoothing", smoothing)
-    if reduction not in ("mean", "sum"):
-        raise ValueError(f"reduction: expected 'mean' or 'sum', got {reduction!r}")
+    smoothing = check_probability("smoothing", smoothing)
+    check_choice("reduction", reduction, ("mean", "sum"))
     n_classes = logits.shape[-1]
+    if pad_id is not None:
+        check_special_id("pad_id", pad_id, n_classes)
     if target.numel() and (int(target.min()) < 0 or int(target.max()) >= n_classes):
         raise ValueError(f"target: class ids must lie in [0, {n_classes}), got values in "
                          f"[{int(target.min())}, {int(target.max())}]")
@@ -91,9 +102,11 @@ def label_smoothed_cross_entropy(
     log_probs = logits.float().log_softmax(dim=-1)  # (..., V)
     nll = -log_probs.gather(-1, target.unsqueeze(-1)).squeeze(-1)  # (...): -log p(y)
     uniform = -log_probs.mean(dim=-1)  # (...): mean over the V classes of -log p(k)
-    loss = (1.0 - smoothing) * nll + smoothing * uniform
+    # Without smoothing, the uniform term is left out rather than multiplied by 0: a -inf logit
+    # elsewhere in the row makes it inf, and 0 * inf is NaN.
+    loss = nll if smoothing == 0 else (1.0 - smoothing) * nll + smoothing * uniform
     keep = torch.ones_like(target, dtype=torch.bool) if pad_id is None else target != pad_id
-    total = (loss * keep).sum()
+    total = loss.masked_fill(~keep, 0.0).sum()  # not loss * keep: inf * 0 at a padding position is NaN
     if reduction == "sum":
         return total
     return total / keep.sum().clamp(min=1)
@@ -107,8 +120,7 @@ def transformer_lr(step: int, d_model: int, warmup: int = PAPER_WARMUP, scale: f
     check_positive_int("step", step)
     check_positive_int("d_model", d_model)
     check_positive_int("warmup", warmup)
-    if not scale > 0:
-        raise ValueError(f"scale: expected a positive number, got {scale}")
+    check_number("scale", scale, positive=True)
     return scale * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
@@ -257,16 +269,15 @@ def train(
         check_positive_int("steps", steps)
     if epochs is not None:
         check_positive_int("epochs", epochs)
-    if time_budget_s is not None and not time_budget_s > 0:
-        raise ValueError(f"time_budget_s: expected a positive number of seconds, got {time_budget_s}")
+    if time_budget_s is not None:
+        check_number("time_budget_s", time_budget_s, positive=True, allow_inf=True)
     if eval_every is not None:
         check_positive_int("eval_every", eval_every)
         if evaluate is None:
             raise ValueError("eval_every: given without an evaluate function")
-    if clip_norm is not None and not clip_norm > 0:
-        raise ValueError(f"clip_norm: expected a positive number or None, got {clip_norm}")
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
+    if clip_norm is not None:
+        check_number("clip_norm", clip_norm, positive=True, allow_inf=True)
+    check_instance("model", model, nn.Module, "a torch.nn.Module")
     d_model = getattr(getattr(model, "config", None), "d_model", None)
     if not isinstance(d_model, int):
         raise ValueError("model: expected a model with a .config.d_model (the schedule depends on it)")

@@ -4,14 +4,197 @@ Every check raises ``TypeError`` (wrong kind of thing) or ``ValueError`` (right 
 wrong value or shape) with a message that names the argument, says what was
 expected and what came, so a reader never has to decode an error from deep
 inside torch.
+
+What is accepted, everywhere:
+
+* an integer argument (a size, a length, an id, an offset) is a Python ``int`` or any
+  other ``numbers.Integral`` (a NumPy integer), never a ``bool`` and never a float, not even
+  ``3.0``: a fraction is refused, never truncated;
+* a real-valued argument (a temperature, a smoothing) is an ``int`` or ``float`` (not a
+  ``bool``), and finite unless the function says otherwise;
+* token ids are a tensor of dtype ``torch.int64`` or ``torch.int32``, the two index dtypes of
+  ``torch.nn.Embedding``. Other integer dtypes (``uint8``, ``int8``, ``int16``) are refused
+  with a ``TypeError`` that says to call ``.long()``: converting them silently would hide
+  that a ``uint8`` cannot hold ids above 255;
+* a floating-point input to a module has the module's dtype (a float64 tensor to a float32
+  module is a ``TypeError``, not a deep matrix-multiply error);
+* a list of tokens is a sequence of strings; a plain string is refused (it would be read
+  as its characters).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from numbers import Integral, Real
 
 import torch
 from torch import Tensor
+
+# The index dtypes torch.nn.Embedding and Tensor.gather take.
+ID_DTYPES = (torch.int64, torch.int32)
+
+
+def _describe(value: object) -> str:
+    return f"{type(value).__name__} {value!r:.60}"
+
+
+# --------------------------------------------------------------------------- Python values
+
+
+def check_int(name: str, value: object, minimum: int | None = None, maximum: int | None = None) -> int:
+    """An integer (not a bool, not a float such as 3.0) within [minimum, maximum]; returned as an ``int``."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name}: expected an int, got {_describe(value)}")
+    value = int(value)
+    if minimum is not None and value < minimum:
+        wanted = "a positive int" if minimum == 1 else f"an int >= {minimum}"
+        raise ValueError(f"{name}: expected {wanted}, got {value}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name}: expected an int of at most {maximum}, got {value}")
+    return value
+
+
+def check_index(name: str, value: object, size: int, what: str = "an int", context: str = "") -> int:
+    """An index into ``size`` things: an int in [0, size). ``what`` describes the accepted values,
+    ``context`` what they index (" for decoder_self")."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name}: expected {what} in [0, {size}){context}, got {_describe(value)}")
+    if not 0 <= value < size:
+        raise ValueError(f"{name}: expected {what} in [0, {size}){context}, got {value!r}")
+    return int(value)
+
+
+def check_positive_int(name: str, value: object) -> int:
+    return check_int(name, value, minimum=1)
+
+
+def check_optional_int(name: str, value: object, minimum: int | None = None) -> int | None:
+    return None if value is None else check_int(name, value, minimum)
+
+
+def check_number(
+    name: str, value: object, *, positive: bool = False, minimum: float | None = None, allow_inf: bool = False
+) -> float:
+    """A real number (int or float, not a bool), not NaN, finite unless ``allow_inf``."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name}: expected a number, got {_describe(value)}")
+    value = float(value)
+    if math.isnan(value) or (math.isinf(value) and not allow_inf):
+        raise ValueError(f"{name}: expected a finite number, got {value}")
+    if positive and not value > 0:
+        raise ValueError(f"{name}: expected a positive number, got {value}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name}: expected a number >= {minimum}, got {value}")
+    return value
+
+
+def check_probability(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise TypeError(f"{name}: expected a float in [0, 1), got {_describe(value)}")
+    if not 0.0 <= value < 1.0:
+        raise ValueError(f"{name}: expected a probability in [0, 1), got {value}")
+    return float(value)
+
+
+def check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name}: expected True or False, got {_describe(value)}")
+    return value
+
+
+def check_special_id(name: str, value: object, vocab_size: int | None = None, optional: bool = False) -> int | None:
+    """A special token id (``<pad>``, ``<sos>``, ``<eos>``): an int in [0, vocab_size).
+
+    A negative id is refused rather than read from the end of the vocabulary, where it
+    would silently stand for a real token. ``optional``: None is accepted too.
+    """
+    if optional and value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise TypeError(f"{name}: expected an int{' or None' if optional else ''}, got {_describe(value)}")
+    value = int(value)
+    if value < 0:
+        raise ValueError(f"{name}: expected a token id >= 0, got {value}")
+    if vocab_size is not None and value >= vocab_size:
+        raise ValueError(f"{name}: expected a token id in [0, {vocab_size}) for a vocabulary of {vocab_size}, "
+                         f"got {value}")
+    return value
+
+
+def check_instance(name: str, value: object, cls: type | tuple[type, ...], what: str) -> object:
+    """``value`` is an instance of ``cls``; ``what`` names it for the reader ("a Vocab")."""
+    if not isinstance(value, cls):
+        raise TypeError(f"{name}: expected {what}, got {type(value).__name__}")
+    return value
+
+
+def check_choice(name: str, value: object, choices: Sequence[str]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name}: expected one of {list(choices)}, got {value!r}")
+    return value  # type: ignore[return-value]
+
+
+def check_divisible(d_model: int, n_heads: int) -> None:
+    if d_model % n_heads != 0:
+        raise ValueError(
+            f"d_model ({d_model}) must be divisible by n_heads ({n_heads}): each head gets "
+            f"d_model / n_heads dimensions, and {d_model} / {n_heads} = {d_model / n_heads:.3g}"
+        )
+
+
+def check_even(name: str, value: object, expected: str = "an even number") -> int:
+    """A positive even int; ``expected`` says what and why, e.g. "an even number (sine and cosine pairs)"."""
+    value = check_positive_int(name, value)
+    if value % 2:
+        raise ValueError(f"{name}: expected {expected}, got {value}")
+    return value
+
+
+def check_edges(name: str, edges: object) -> list[int]:
+    """Bucket boundaries: at least two strictly increasing ints."""
+    if isinstance(edges, str) or not isinstance(edges, Sequence):
+        raise TypeError(f"{name}: expected a list of ints, got {type(edges).__name__}")
+    edges = [check_int(f"{name}[{i}]", e) for i, e in enumerate(edges)]
+    if len(edges) < 2 or any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
+        raise ValueError(f"{name}: expected at least two strictly increasing ints, got {edges}")
+    return edges
+
+
+# --------------------------------------------------------------------------- text
+
+
+def check_sentence(name: str, sentence: object) -> str:
+    if not isinstance(sentence, str):
+        raise TypeError(f"{name}: expected a str (a sentence), got {_describe(sentence)}")
+    return sentence
+
+
+def check_token_list(name: str, tokens: object, item: str = "token") -> list[str]:
+    """A sequence of strings (tokens, or sentences with ``item="sentence"``). A plain ``str`` is
+    refused: it would be read as its characters."""
+    if isinstance(tokens, str):
+        raise TypeError(f"{name}: expected a list of {item}s, got a single str {tokens!r:.60} "
+                        "(it would be read character by character)")
+    if isinstance(tokens, Tensor) or not isinstance(tokens, Sequence):
+        raise TypeError(f"{name}: expected a list of {item}s (str), got {type(tokens).__name__}")
+    for i, token in enumerate(tokens):
+        if not isinstance(token, str):
+            raise TypeError(f"{name}[{i}]: expected a str ({item}), got {_describe(token)}")
+    return list(tokens)
+
+
+def check_word(name: str, token: object) -> str:
+    """One token of a whitespace-split vocabulary: a non-empty str without whitespace (which
+    ``str.split`` would cut, so the token could never be encoded)."""
+    if not isinstance(token, str):
+        raise TypeError(f"{name}: expected a token (str), got {_describe(token)}")
+    if not token or any(c.isspace() for c in token):
+        raise ValueError(f"{name}: expected one non-empty word without whitespace, got {token!r}")
+    return token
+
+
+# --------------------------------------------------------------------------- tensors
 
 
 def check_tensor(name: str, value: object) -> Tensor:
@@ -29,34 +212,84 @@ def check_ndim(name: str, x: Tensor, ndim: int, layout: str) -> None:
         )
 
 
-def check_features(name: str, x: Tensor, d_model: int, layout: str = "(batch, seq_len, d_model)") -> None:
-    """``x`` must be (batch, seq_len, d_model), floating point, with at least one position."""
+def check_nonempty(name: str, x: Tensor, dim: int = 1) -> None:
+    if x.shape[dim] == 0:
+        what = "empty batch" if dim == 0 else "empty sequence"
+        raise ValueError(
+            f"{name}: {what} (length 0 in dimension {dim}, shape {tuple(x.shape)}); "
+            f"expected at least one {'row' if dim == 0 else 'position'}"
+        )
+
+
+def check_dtype(name: str, x: Tensor, dtype: torch.dtype, owner: str = "the module's parameters") -> None:
+    if x.dtype != dtype:
+        raise TypeError(f"{name}: expected dtype {dtype} like {owner}, got {x.dtype}; "
+                        f"convert the input (x.to({dtype})) or the module (.to({x.dtype}))")
+
+
+def module_dtype(parameter: Tensor) -> torch.dtype | None:
+    """The dtype a module's floating-point input must have: its parameters' dtype, or None (any)
+    under ``torch.autocast``, which casts inputs and weights itself."""
+    return None if torch.is_autocast_enabled(parameter.device.type) else parameter.dtype
+
+
+def check_finite(name: str, x: Tensor) -> None:
+    """No NaN and no infinity: either would spread through a softmax without an error."""
+    finite = torch.isfinite(x)
+    if not bool(finite.all()):
+        where = tuple(int(i) for i in (~finite).nonzero()[0])
+        raise ValueError(f"{name}: expected finite values, got {x[where].item()} at position {where}")
+
+
+def check_features(
+    name: str,
+    x: Tensor,
+    d_model: int,
+    layout: str = "(batch, seq_len, d_model)",
+    dtype: torch.dtype | None = None,
+    width_name: str = "d_model",
+) -> None:
+    """``x`` must be (batch, seq_len, d_model), floating point (of ``dtype`` if given), with at
+    least one row and one position."""
     check_ndim(name, x, 3, layout)
     if not x.is_floating_point():
         raise TypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
+    if dtype is not None:
+        check_dtype(name, x, dtype)
     if x.shape[-1] != d_model:
         raise ValueError(
-            f"{name}: expected last dimension d_model={d_model}, got shape {tuple(x.shape)}"
+            f"{name}: expected last dimension {width_name}={d_model}, got shape {tuple(x.shape)}"
         )
+    check_nonempty(name, x, dim=0)
     check_nonempty(name, x)
 
 
-def check_nonempty(name: str, x: Tensor, dim: int = 1) -> None:
-    if x.shape[dim] == 0:
-        raise ValueError(
-            f"{name}: empty sequence (length 0 in dimension {dim}, shape {tuple(x.shape)}); "
-            "expected at least one position"
+def check_vectors(name: str, x: object, size: int, dtype: torch.dtype | None = None) -> Tensor:
+    """``x`` is a floating-point tensor (..., size) (of ``dtype`` if given): a position-wise layer's input."""
+    x = check_tensor(name, x)
+    if not x.is_floating_point():
+        raise TypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
+    if dtype is not None:
+        check_dtype(name, x, dtype)
+    if x.dim() == 0 or x.shape[-1] != size:
+        raise ValueError(f"{name}: expected a tensor (..., {size}), got shape {tuple(x.shape)}")
+    return x
+
+
+def check_id_dtype(name: str, ids: Tensor) -> None:
+    if ids.dtype not in ID_DTYPES:
+        raise TypeError(
+            f"{name}: expected integer token ids (torch.long), got dtype {ids.dtype}; "
+            "convert with .long() (torch.int32 is accepted too)"
         )
 
 
 def check_token_ids(name: str, ids: object, vocab_size: int) -> Tensor:
-    """``ids`` must be a 2-D integer tensor (batch, seq_len) with values in [0, vocab_size)."""
+    """``ids`` must be a 2-D integer tensor (batch, seq_len), at least 1 x 1, with values in [0, vocab_size)."""
     ids = check_tensor(name, ids)
-    if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-        raise TypeError(
-            f"{name}: expected integer token ids (torch.long), got dtype {ids.dtype}"
-        )
+    check_id_dtype(name, ids)
     check_ndim(name, ids, 2, "(batch, seq_len)")
+    check_nonempty(name, ids, dim=0)
     check_nonempty(name, ids)
     low, high = int(ids.min()), int(ids.max())
     if low < 0 or high >= vocab_size:
@@ -99,31 +332,32 @@ def check_mask(name: str, mask: Tensor | None, target_shape: Sequence[int]) -> N
             )
 
 
-def check_positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name}: expected an int, got {type(value).__name__} {value!r}")
-    if value <= 0:
-        raise ValueError(f"{name}: expected a positive int, got {value}")
-    return value
+# --------------------------------------------------------------------------- stored data
+
+PLAIN_TYPES = (type(None), bool, int, float, str)
 
 
-def check_probability(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name}: expected a float in [0, 1), got {type(value).__name__}")
-    if not 0.0 <= value < 1.0:
-        raise ValueError(f"{name}: expected a probability in [0, 1), got {value}")
-    return float(value)
+def check_plain_data(name: str, value: object) -> None:
+    """``value`` holds only what ``torch.load(weights_only=True)`` reads back: None, bool, int,
+    float, str, tensors, and lists, tuples and dicts of them (dict keys: str or int).
 
-
-def check_divisible(d_model: int, n_heads: int) -> None:
-    if d_model % n_heads != 0:
-        raise ValueError(
-            f"d_model ({d_model}) must be divisible by n_heads ({n_heads}): each head gets "
-            f"d_model / n_heads dimensions, and {d_model} / {n_heads} = {d_model / n_heads:.3g}"
-        )
-
-
-def check_choice(name: str, value: object, choices: Sequence[str]) -> str:
-    if value not in choices:
-        raise ValueError(f"{name}: expected one of {list(choices)}, got {value!r}")
-    return value  # type: ignore[return-value]
+    Exact types: a NumPy scalar (``np.float64`` is a subclass of ``float``) or an enum would
+    be written without complaint and then refused on loading. The error names the key path.
+    """
+    if type(value) in PLAIN_TYPES or type(value) is Tensor or type(value) is torch.nn.Parameter:
+        return
+    if type(value) in (list, tuple):
+        for i, item in enumerate(value):
+            check_plain_data(f"{name}[{i}]", item)
+        return
+    if type(value) is dict:
+        for key, item in value.items():
+            if type(key) not in (str, int):
+                raise TypeError(f"{name}: expected str or int keys, got key {_describe(key)}")
+            check_plain_data(f"{name}[{key!r}]", item)
+        return
+    raise TypeError(
+        f"{name}: expected a plain value (None, bool, int, float, str, a tensor, or a list, tuple or dict "
+        f"of them) that a checkpoint can load again, got {type(value).__module__}.{type(value).__qualname__} "
+        f"{value!r:.40}; convert it first (e.g. float(x), x.tolist())"
+    )

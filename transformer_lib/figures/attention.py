@@ -23,7 +23,7 @@ from torch import Tensor
 
 from ..attention import causal_mask
 from ..capture import AttentionMaps
-from ..validation import check_choice
+from ..validation import check_choice, check_index
 from .display import BOOK_TEMPLATE
 
 ATTENTION_KINDS = {
@@ -39,8 +39,7 @@ def _attention(maps: AttentionMaps, kind: str, layer: int, index: int) -> tuple[
     per_layer = getattr(maps, kind)
     if not per_layer:
         raise ValueError(f"kind: these attention maps hold no {ATTENTION_KINDS[kind]}")
-    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(per_layer):
-        raise ValueError(f"layer: expected an int in [0, {len(per_layer)}) for {kind}, got {layer!r}")
+    check_index("layer", layer, len(per_layer), context=f" for {kind}")
     weights = per_layer[layer]  # (B, h, Tq, Tk)
     if not 0 <= index < weights.shape[0]:
         raise ValueError(f"index: expected a batch row in [0, {weights.shape[0]}), got {index}")
@@ -120,8 +119,9 @@ def attention_figure(
         fig.update_yaxes(**axes["yaxis"])
         fig.update_layout(title=dict(text=f"{title}, all {n_heads} heads"), height=330 * rows + 80)
     else:
-        if isinstance(head, bool) or not isinstance(head, int) or not 0 <= head < n_heads:
-            raise ValueError(f"head: expected \"all\" or an int in [0, {n_heads}), got {head!r}")
+        if isinstance(head, str):
+            check_choice("head", head, ["all"])
+        check_index("head", head, n_heads, '"all" or an int')
         fig = go.Figure(_heatmap(weights[head], queries, keys, name=f"head {head + 1}"))
         fig.update_layout(title=dict(text=f"{title}, head {head + 1}"), height=480, **_token_axes(queries, keys))
         fig.update_xaxes(title_text=x_title)

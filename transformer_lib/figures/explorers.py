@@ -16,7 +16,7 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from ..capture import AttentionMaps, capture_translation
-from ..decoding import Translation, translate
+from ..decoding import Translation, max_decode_length, translate
 from ..live_explorers import live_explorer_html, translation_payload
 from ..models import Transformer
 from ..tokenization import Vocab
@@ -47,17 +47,17 @@ KERNEL_NOTE = ("Typing a sentence and changing these controls needs a running Py
                "layer and head without one.")
 
 
-def reading_notes(translation: Translation, src_vocab: Vocab) -> list[str]:
+def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int | None = None) -> list[str]:
     """What the reader should know about how the model read the sentence: unknown words, and a
-    sentence longer than the model reads."""
+    sentence longer than the model reads (``typed_tokens``, when the explorer had to cut it)."""
     notes = []
     if translation.unknown_words:
         listed = ", ".join(f"“{w}”" for w in dict.fromkeys(translation.unknown_words))
         unk = src_vocab.itos[src_vocab.unk_id]
         notes.append(f"Not in the vocabulary, so the model reads them as {unk}: {listed}.")
     read = len(translation.src_ids)
-    if translation.source_length > read:
-        notes.append(f"The sentence is {translation.source_length} tokens long, but this model reads at most "
+    if typed_tokens is not None and typed_tokens > read:
+        notes.append(f"The sentence is {typed_tokens} tokens long, but this model reads at most "
                      f"{read}: only the first {read} were used.")
     return notes
 
@@ -83,6 +83,7 @@ class AttentionExplorer:
         self.model, self.src_vocab, self.tgt_vocab, self.beam_size = model, src_vocab, tgt_vocab, beam_size
         self.result: Translation | None = None
         self.maps: AttentionMaps | None = None
+        self.notes: list[str] = []
         self._updating = False
         self.sentence = widgets.Text(value=sentence, placeholder="type a sentence, then Enter",
                                      description="Sentence", continuous_update=False,
@@ -113,7 +114,7 @@ class AttentionExplorer:
     def _repr_mimebundle_(self, **kwargs: object) -> dict:
         # text/html: the in-page explorer of the static book (JupyterLab shows the widget view)
         result = None if self.result is None or self.maps is None else translation_payload(
-            self.result, self.maps, self.src_vocab, self.tgt_vocab, reading_notes(self.result, self.src_vocab))
+            self.result, self.maps, self.src_vocab, self.tgt_vocab, self.notes)
         html_view = live_explorer_html("attention", sentence=self.sentence.value, result=result)
         return {**self.widget._repr_mimebundle_(**kwargs), "text/html": html_view}
 
@@ -131,17 +132,23 @@ class AttentionExplorer:
     def run(self) -> None:
         """Translate the sentence in the box and draw the chosen attention map."""
         self.result = self.maps = None
+        self.notes = []
         self.output_text.value = ""
         self.figure.outputs = ()
         if not self.sentence.value.strip():
             self.messages.value = _message("Type a sentence above, then press Enter or Translate.", "info")
             return
-        result = translate(self.model, self.sentence.value, self.src_vocab, self.tgt_vocab, beam_size=self.beam_size)
+        # translate() refuses a sentence longer than the model reads; the explorer reads the first
+        # words it can and says so (reading_notes), rather than showing an error.
+        words, limit = self.sentence.value.split(), max_decode_length(self.model)
+        sentence = " ".join(words[:limit]) if limit is not None and len(words) > limit else self.sentence.value
+        result = translate(self.model, sentence, self.src_vocab, self.tgt_vocab, beam_size=self.beam_size)
         self.result, self.maps = result, capture_translation(self.model, result, self.src_vocab, self.tgt_vocab)
+        self.notes = reading_notes(result, self.src_vocab, typed_tokens=len(words))
         text = html.escape(result.text) or "(nothing)"
         self.output_text.value = (f"<b>Model output:</b> {text} "
                                   f"<span style='color:#666'>({len(result.ids)} tokens)</span>")
-        self.messages.value = "".join(_message(note, "warning") for note in reading_notes(result, self.src_vocab))
+        self.messages.value = "".join(_message(note, "warning") for note in self.notes)
         self._updating = True
         try:
             n_heads = self.maps.cross[0].shape[1] if self.maps.cross else self.maps.encoder_self[0].shape[1]

@@ -17,26 +17,22 @@ import torch
 from plotly.subplots import make_subplots
 
 from ..positional_encoding import RotaryEmbedding, sinusoidal_table
-from ..validation import check_positive_int
+from ..validation import check_even, check_int, check_positive_int
 from .display import BOOK_TEMPLATE
 
 
 def _check_range(name: str, value: object, low: int, high: int) -> tuple[int, int]:
     """``value`` is a (first, last) pair of ints with low <= first <= last <= high."""
-    if (not isinstance(value, Sequence) or len(value) != 2
-            or any(isinstance(v, bool) or not isinstance(v, int) for v in value)):
+    if not isinstance(value, Sequence) or len(value) != 2:
         raise TypeError(f"{name}: expected a (first, last) pair of ints, got {value!r}")
-    first, last = value
+    first, last = (check_int(f"{name}[{i}]", v) for i, v in enumerate(value))
     if not low <= first <= last <= high:
         raise ValueError(f"{name}: expected {low} <= first <= last <= {high}, got ({first}, {last})")
     return first, last
 
 
 def _check_d_model(d_model: object) -> int:
-    check_positive_int("d_model", d_model)
-    if d_model % 2:
-        raise ValueError(f"d_model: expected an even number (sine and cosine pairs), got {d_model}")
-    return d_model  # type: ignore[return-value]
+    return check_even("d_model", d_model, "an even number (sine and cosine pairs)")
 
 
 MAX_POSITIONS = 512

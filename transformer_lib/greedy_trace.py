@@ -1,0 +1,99 @@
+"""Greedy decoding of one sentence, step by step, as data for the book (chapter 7).
+
+``trace_greedy`` makes the same choices as ``decoding.greedy_decode`` and records, at every step,
+what the decoder had read, the ``top_k`` candidates with their probabilities, and the token chosen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch import Tensor
+
+from .decoding import Seq2SeqModel, check_decoding_args, next_token_logits
+from .validation import check_positive_int
+
+
+@dataclass
+class TraceStep:
+    """One step of greedy decoding: what the decoder had read, what it considered, what it chose."""
+
+    prefix: list[str]  # tokens read so far, from <sos>
+    candidates: list[tuple[str, float]]  # the top-k next tokens and their probabilities, best first
+    chosen: str
+
+    def __str__(self) -> str:
+        options = ", ".join(f"{token} {p:.2f}" for token, p in self.candidates)
+        return f"{' '.join(self.prefix)} -> {self.chosen}   ({options})"
+
+
+@dataclass
+class DecodingTrace:
+    """The steps of ``trace_greedy``; ``str()`` prints one line per step, ``rows()`` gives table rows."""
+
+    steps: list[TraceStep] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __getitem__(self, index: int) -> TraceStep:
+        return self.steps[index]
+
+    def __str__(self) -> str:
+        return "\n".join(str(step) for step in self.steps)
+
+    def rows(self) -> list[dict[str, object]]:
+        """One dict per step: ``step``, ``prefix``, ``chosen``, and ``candidate i`` / ``p i`` columns."""
+        table = []
+        for i, step in enumerate(self.steps, start=1):
+            row: dict[str, object] = {"step": i, "prefix": " ".join(step.prefix), "chosen": step.chosen}
+            for j, (token, p) in enumerate(step.candidates, start=1):
+                row[f"candidate {j}"] = token
+                row[f"p {j}"] = round(p, 4)
+            table.append(row)
+        return table
+
+
+@torch.inference_mode()
+def trace_greedy(
+    model: Seq2SeqModel,
+    src_ids: Tensor,
+    itos: Sequence[str],
+    *,
+    sos_id: int,
+    eos_id: int | None,
+    max_len: int,
+    top_k: int = 5,
+    pad_id: int = 0,
+) -> DecodingTrace:
+    """Greedy decoding of one source (``src_ids`` of shape (1, S)), recording every step.
+
+    ``itos`` maps target ids to tokens. The probabilities are the model's softmax with
+    ``<pad>`` and ``<sos>`` excluded, as in ``greedy_decode``; the chosen tokens are
+    the ones ``greedy_decode`` returns.
+    """
+    check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
+    if src_ids.shape[0] != 1:
+        raise ValueError(f"src_ids: expected one sentence, shape (1, src_len), got shape {tuple(src_ids.shape)}")
+    check_positive_int("top_k", top_k)
+    model.eval()
+    memory = model.encode(src_ids)
+    cache = model.new_cache()
+    prefix = [sos_id]
+    trace = DecodingTrace()
+    for _ in range(max_len):
+        new = torch.tensor([[prefix[-1]]], device=src_ids.device)
+        probs = next_token_logits(model, model.decode(new, memory, src_ids, cache), (pad_id, sos_id)).softmax(-1)[0]
+        top = probs.topk(min(top_k, probs.shape[0]))
+        chosen = int(probs.argmax())
+        trace.steps.append(TraceStep(
+            prefix=[itos[i] for i in prefix],
+            candidates=[(itos[i], float(p)) for p, i in zip(top.values.tolist(), top.indices.tolist(), strict=True)],
+            chosen=itos[chosen],
+        ))
+        prefix.append(chosen)
+        if chosen == eos_id:
+            break
+    return trace
