@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -43,8 +45,13 @@ def test_figure_numbers_are_stored_to_four_significant_digits() -> None:
     fig = go.Figure(go.Heatmap(z=z, x=np.arange(2), text=[["a", "b"], ["c", "d"]]))
     fig.update_layout(title="t", xaxis_range=[0.1234567, 1.0])
     stored = figure_mimebundle(fig)["application/vnd.plotly.v1+json"]
-    assert stored["data"][0]["z"] == [[0.1235, 0.6667], [3.333e-21, -12350.0]]  # numpy arrays, sent as base64
-    assert stored["data"][0]["x"] == [0, 1] and stored["data"][0]["text"] == [["a", "b"], ["c", "d"]]
+    z_stored = stored["data"][0]["z"]  # a numpy array: plotly's base64 form, kept compact as float32
+    assert z_stored["dtype"] == "f4" and z_stored["shape"] == "2, 2"
+    decoded = np.frombuffer(base64.b64decode(z_stored["bdata"]), dtype="<f4").reshape(2, 2)
+    assert decoded.tolist() == np.array([[0.1235, 0.6667], [3.333e-21, -12350.0]], dtype=np.float32).tolist()
+    x_stored = stored["data"][0]["x"]  # integers are kept exactly as they were
+    assert np.frombuffer(base64.b64decode(x_stored["bdata"]), dtype=x_stored["dtype"]).tolist() == [0, 1]
+    assert stored["data"][0]["text"] == [["a", "b"], ["c", "d"]]
     assert stored["layout"]["xaxis"]["range"] == [0.1235, 1.0]
     # two values that differ in the 12th digit, as on two CPUs, are stored the same
     nudged = go.Figure(go.Heatmap(z=z * (1 + 1e-12), x=np.arange(2), text=[["a", "b"], ["c", "d"]]))
