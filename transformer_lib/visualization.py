@@ -45,6 +45,7 @@ from .capture import AttentionMaps, capture_attention
 from .decoding import greedy_decode
 from .models import Transformer
 from .positional_encoding import RotaryEmbedding, sinusoidal_table
+from .tokenization import normalize_sentence
 from .validation import check_choice, check_positive_int
 
 
@@ -191,7 +192,9 @@ def translate_sentence(
 ) -> Translation:
     """Translate ``sentence`` and capture every attention map of the final forward pass.
 
-    The encoder reads ``src_vocab.encode(sentence)`` as it is, which is what models trained on
+    The sentence is first written the way the training sentences are
+    (``tokenization.normalize_sentence``: lower case, no punctuation; a note says what changed);
+    the encoder then reads ``src_vocab.encode(sentence)``, which is what models trained on
     ``transformer_lib.tokenization`` batches (such as ``pretrained.book_model()``) have seen.
 
     Raises ``ValueError`` for an empty sentence. Unknown words and a sentence longer than the
@@ -205,6 +208,11 @@ def translate_sentence(
     if not sentence.strip():
         raise ValueError("sentence: empty; type a sentence to translate")
     notes = []
+    sentence, changes = normalize_sentence(sentence)  # as the training sentences are written
+    if changes:
+        notes.append(f"Read as “{sentence}” ({'; '.join(changes)}), the way the training sentences are written.")
+    if not sentence:
+        raise ValueError("sentence: no words left; type a sentence to translate")
     unknown = [word for word in sentence.split() if src_vocab.unk_id in src_vocab.encode(word)]
     if unknown:
         listed = ", ".join(f"“{w}”" for w in dict.fromkeys(unknown))
