@@ -31,7 +31,6 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
