@@ -224,10 +224,12 @@ def explorer_problems(page) -> list[str]:
             return False
 
     before = snapshot()
-    box.fill("the small cat sees the dogs")
+    box.fill("The small cat sees the dogs!")  # capitals and punctuation: read as the corpus writes it, with a note
     button.click()
     if not wait_for_message("petit chat"):
         problems.append(f"explorer: no translation of a typed sentence (shows {snapshot()[0]!r})")
+    elif not wait_for_message("Read as “the small cat sees the dogs”"):
+        problems.append("explorer: no note saying how the typed sentence was normalised")
     elif snapshot()[1] == before[1]:
         problems.append("explorer: the heatmap did not change with the sentence")
     elif not heatmap.first.locator(".main-svg").count():
