@@ -15,23 +15,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
-import nbformat
-from nbclient import NotebookClient
+from notebook_budget import run  # a chapter top to bottom in a fresh kernel, timed
 
 ROOT = Path(__file__).resolve().parent.parent
 BUDGET_S = 10.0
 BUDGET_S_BY_CHAPTER = {"07_training_inference.ipynb": 60.0}  # trains live, to its target
-
-
-def run(path: Path) -> float:
-    nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(nb, kernel_name="python3", timeout=900, resources={"metadata": {"path": str(path.parent)}})
-    started = time.perf_counter()
-    client.execute()
-    return time.perf_counter() - started
 
 
 def main() -> int:

@@ -36,7 +36,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from .book_browser import LAUNCH_ARGS, ROOT, chromium_path
+from .book_browser import ROOT
+from .test_browser import launched_browser
 
 SCREENSHOTS = ROOT / "screenshots"
 # Every chapter; JUPYTERLAB_TEST_CHAPTERS="04_attention.ipynb ..." runs only those (while debugging).
@@ -111,18 +112,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator:
-    try:
-        executable = chromium_path()
-    except RuntimeError as err:
-        pytest.fail(str(err))
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with launched_browser() as launched:
+        yield launched
 
 
 # The notebook in the main area, through the app JupyterLab exposes (expose_app_in_browser).
