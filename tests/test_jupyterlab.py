@@ -22,6 +22,7 @@ live training trains.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -118,8 +119,9 @@ def browser() -> Iterator:
 
 # The notebook in the main area, through the app JupyterLab exposes (expose_app_in_browser).
 NOTEBOOK_JS = "window.jupyterapp.shell.currentWidget"
-KERNEL_READY_JS = f"""() => {{
+KERNEL_READY_JS = f"""(path) => {{
   const nb = window.jupyterapp && {NOTEBOOK_JS};
+  if (!nb || !nb.context || nb.context.path !== path) return false;
   const kernel = nb && nb.sessionContext && nb.sessionContext.session && nb.sessionContext.session.kernel;
   return Boolean(kernel && kernel.status === 'idle' && nb.content && nb.content.widgets.length);
 }}"""
@@ -170,10 +172,19 @@ STATE_JS = f"""() => {{
 }}"""
 
 
+def shut_down_kernels(url: str, token: str) -> None:
+    """End every kernel of the server (one chapter's kernel must not slow down the next)."""
+    request = urllib.request.Request(f"{url}/api/kernels?token={token}")
+    for kernel in json.loads(urllib.request.urlopen(request, timeout=30).read()):
+        urllib.request.urlopen(urllib.request.Request(f"{url}/api/kernels/{kernel['id']}?token={token}",
+                                                      method="DELETE"), timeout=60)
+
+
 def open_and_run(page, url: str, token: str, chapter: str) -> float:
     """Open ``chapter`` in JupyterLab, run all its cells, wait until the kernel is idle; return seconds."""
-    page.goto(f"{url}/lab/tree/book/{chapter}?token={token}", wait_until="load")
-    page.wait_for_function(KERNEL_READY_JS, timeout=120_000, polling=250)
+    # ?reset: a fresh workspace, so that only this chapter opens (JupyterLab restores the tabs of the last one)
+    page.goto(f"{url}/lab/tree/book/{chapter}?reset&token={token}", wait_until="load")
+    page.wait_for_function(KERNEL_READY_JS, arg=f"book/{chapter}", timeout=120_000, polling=250)
     started = time.monotonic()
     page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
     page.wait_for_function(DONE_JS, timeout=RUN_TIMEOUT_MS, polling=500)
@@ -275,7 +286,7 @@ def test_chapters_run_in_jupyterlab(lab: str, browser) -> None:
                       f"{state['unresolved']} citations or cross-chapter references unresolved")
         if problems:
             failures[chapter] = problems
-        page.evaluate("window.jupyterapp.commands.execute('kernelmenu:shutdown')")
+        shut_down_kernels(url, token)
         page.close()
     context.close()
     print("\n" + "\n".join(report))
