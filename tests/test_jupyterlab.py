@@ -129,8 +129,9 @@ DONE_JS = f"""() => {{
   const nb = {NOTEBOOK_JS};
   const kernel = nb.sessionContext.session.kernel;
   const cells = nb.content.widgets.filter(c => c.model.type === 'code');
-  return kernel.status === 'idle' && cells.every(c => c.model.executionCount !== null)
-    && !document.querySelector('.jp-InputArea-prompt') ?.textContent.includes('*')
+  // Run All stops at an error: then the cells after it never run, and the error is reported.
+  const failed = cells.some(c => (c.model.sharedModel.toJSON().outputs || []).some(o => o.output_type === 'error'));
+  return kernel.status === 'idle' && (failed || cells.every(c => c.model.executionCount !== null))
     && ![...document.querySelectorAll('.jp-InputArea-prompt')].some(p => p.textContent.includes('*'));
 }}"""
 STATE_JS = f"""() => {{
