@@ -280,6 +280,8 @@ def test_chapters_run_in_jupyterlab(lab: str, browser) -> None:
         if chapter == "04_attention.ipynb":
             problems += explorer_problems(page)
         if chapter in SHOT:
+            if chapter.startswith("07"):  # the attention explorer, with its translation and heatmap
+                page.locator(".widget-vbox").filter(has=page.locator(".widget-text")).last.scroll_into_view_if_needed()
             SCREENSHOTS.mkdir(exist_ok=True)
             page.screenshot(path=str(SCREENSHOTS / f"jupyterlab_{chapter.removesuffix('.ipynb')}.png"))
         report.append(f"{chapter:32s} {seconds:6.1f} s  {state['plots']} plots, {state['views']} widget views, "
