@@ -191,3 +191,19 @@ def test_saved_outputs_have_a_form_the_book_renders() -> None:
             if "application/vnd.jupyter.widget-view+json" in data:
                 assert data["application/vnd.jupyter.widget-view+json"]["model_id"] in state.get("state", {}), (
                     f"{path.name}: a widget view without saved state (run tools/execute_notebooks.py)")
+
+
+def test_chapters_have_a_binder_launch_button_into_jupyterlab(site: Path) -> None:
+    """Each chapter's page links to Binder, opening that chapter in JupyterLab (_config.yml's
+    launch_buttons and repository)."""
+    from urllib.parse import unquote
+
+    import yaml
+
+    repository = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]
+    owner_repo = urlparse(repository["url"]).path.strip("/")
+    for chapter in sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb")):
+        html = unquote((site / "book" / f"{chapter.stem}.html").read_text())
+        links = re.findall(r'href="(https://mybinder\.org/v2/gh/[^"]+)"', html)
+        expected = f"https://mybinder.org/v2/gh/{owner_repo}/{repository['branch']}?urlpath=lab/tree/book/{chapter.name}"
+        assert expected in [link.replace("&amp;", "&") for link in links], f"{chapter.name}: Binder links {links}"

@@ -28,6 +28,7 @@ from transformer_lib.decoding import translate
 from transformer_lib.figures.explorers import AttentionExplorer, PositionalEncodingExplorer, reading_notes
 from transformer_lib.live_explorers import live_explorer_html
 from transformer_lib.pretrained import book_corpus, book_model
+from transformer_lib.tokenization import normalize_sentence
 
 from .book_browser import live_test_page, serve
 from .test_browser import launched_browser
@@ -211,8 +212,9 @@ def test_bad_text_gets_the_explorers_messages(checkpoint, browser, live_url: str
     assert long_result["notes"] == long_notes
     assert long_result["tokens"] == long.tokens
     assert long_result["src_tokens"] == [src_vocab.itos[i] for i in long.src_ids]
-    # A special token typed as a word is an unknown word, not the special.
-    assert special_result["unknown"] == ["<sos>", "<unk>"]
+    # A special token typed as a word is an unknown word, never the special: written as training text
+    # is (no < or >), "<sos>" reads as the word "sos", which the vocabulary does not have.
+    assert special_result["unknown"] == ["sos", "unk"]
     assert special_result["src_tokens"] == ["the", "<unk>", "dog", "<unk>", "sleeps"]
     assert sorted(whitespace) == sorted(python_whitespace)
     assert words == odd_text.split()
@@ -299,3 +301,23 @@ def test_explorers_in_the_built_book_are_live(site: Path, checkpoint, browser, w
                 visit.close()
             assert not visit.problems, (chapter, visit.problems)
             assert after != before, f"{chapter}: the figure did not change"
+
+
+NORMALIZE_CASES = [
+    "The Cat doesn't see the dogs!", "J'aime le café.", "l\u2019arbre", "qu'il", "the <pad> cat", "THE CAT",
+    "the 🐈 sat 👍🏽", "ca\u0301t", "the \x00cat\x1b[31m sat", "\u200b", "<script>alert(1)</script>",
+    "rock_n_roll", "x² 3 apples", "we don't   eat", "İstanbul", "the small white cars are not old",
+]
+
+
+def test_the_page_writes_typed_text_as_normalize_sentence_does(browser, live_url: str) -> None:
+    visit = Visit(browser, live_url)
+    try:
+        in_page = visit.page.evaluate("(cases) => cases.map((t) => window.bookModel.normalize(t))", NORMALIZE_CASES)
+        typed = _translate_in_page(visit.page, ["The Small White Cars aren't old!"])[0]
+    finally:
+        visit.close()
+    assert not visit.problems, visit.problems
+    assert in_page == [list(normalize_sentence(text)) for text in NORMALIZE_CASES]
+    written, changes = normalize_sentence("The Small White Cars aren't old!")
+    assert typed["src_tokens"] == written.split() and typed["notes"][0].startswith(f"Read as \u201c{written}\u201d")

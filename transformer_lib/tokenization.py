@@ -14,6 +14,8 @@
 from __future__ import annotations
 
 import random
+import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -156,6 +158,63 @@ class Vocab:
         if tuple(itos[: len(SPECIALS)]) != SPECIALS:
             raise ValueError(f"data['itos']: expected to start with the specials {list(SPECIALS)}, got {itos[:4]}")
         return cls(itos[len(SPECIALS):])
+
+
+# ----------------------------------------------------------------------------- typed text
+
+# The corpus renders every sentence as lower-case words separated by single spaces, with no
+# punctuation; English negation is written out ("does not"), and a French elision keeps its
+# apostrophe on the first word ("n' aime"). What a reader types is brought to that form.
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
+_CONTRACTION = re.compile(r"(\w)n't\b")          # doesn't -> does not
+_ELISION = re.compile(r"(c|d|j|l|m|n|s|t|qu)'")      # French elided words: j' (j'aime -> j' aime)
+_NOT_A_LETTER = re.compile(r"[^\w]|_|\d")           # punctuation, digits, any other apostrophe
+
+
+def normalize_sentence(text: str) -> tuple[str, list[str]]:
+    """``text`` written the way the training sentences are, and what was changed, for a note.
+
+    In this order: typographic apostrophes become ``'``; capitals become lower case; ``n't``
+    becomes `` not``; a French elision is split after its apostrophe (``j'aime`` -> ``j' aime``);
+    in every other word, each character that is not a letter (punctuation, digits, an apostrophe)
+    becomes a space; the words are joined by single spaces. ``changes`` names each step that
+    changed something, for a note to the reader (empty when ``text`` was already in that form;
+    spacing alone is not a change: ``Vocab.encode`` splits on any whitespace). The book's page
+    mirrors these rules in JavaScript.
+
+    >>> normalize_sentence("The Cat doesn't see the dogs!")
+    ('the cat does not see the dogs', ['capitals written in lower case', "“n't” written as “ not”", 'removed: !'])
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"text: expected a str, got {type(text).__name__}")
+    changes: list[str] = []
+    out = unicodedata.normalize("NFC", text).translate(_APOSTROPHES)
+    if out.lower() != out:
+        out = out.lower()
+        changes.append("capitals written in lower case")
+    expanded = _CONTRACTION.sub(r"\1 not", out)
+    if expanded != out:
+        out = expanded
+        changes.append("“n't” written as “ not”")
+    words: list[str] = []
+    removed: set[str] = set()
+    split = False
+    for word in out.split():
+        elision = _ELISION.match(word)
+        if elision and len(word) > elision.end():  # j'aime: the elided word, then the rest
+            words.append(elision.group(0))
+            word, split = word[elision.end():], True
+        if _ELISION.fullmatch(word):
+            words.append(word)
+            continue
+        removed.update(_NOT_A_LETTER.findall(word))
+        words.extend(_NOT_A_LETTER.sub(" ", word).split())
+    if split:
+        changes.append("elided words split after the apostrophe")
+    if removed:  # invisible characters named by their code point
+        shown = (c if c.isprintable() and not c.isspace() else f"U+{ord(c):04X}" for c in sorted(removed))
+        changes.append("removed: " + " ".join(shown))
+    return " ".join(words), changes
 
 
 # ----------------------------------------------------------------------------- byte-pair encoding

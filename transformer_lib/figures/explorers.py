@@ -19,7 +19,7 @@ from ..capture import AttentionMaps, capture_translation
 from ..decoding import Translation, max_decode_length, translate
 from ..live_explorers import live_explorer_html, translation_payload
 from ..models import Transformer
-from ..tokenization import Vocab
+from ..tokenization import Vocab, normalize_sentence
 from .attention import ATTENTION_KINDS, attention_figure
 from .display import figure_mimebundle
 from .positions import MAX_POSITIONS, positional_encoding_figure
@@ -138,13 +138,19 @@ class AttentionExplorer:
         if not self.sentence.value.strip():
             self.messages.value = _message("Type a sentence above, then press Enter or Translate.", "info")
             return
-        # translate() refuses a sentence longer than the model reads; the explorer reads the first
-        # words it can and says so (reading_notes), rather than showing an error.
-        words, limit = self.sentence.value.split(), max_decode_length(self.model)
-        sentence = " ".join(words[:limit]) if limit is not None and len(words) > limit else self.sentence.value
+        # Written the way the training sentences are (lower case, no punctuation), with a note if
+        # that changed anything; then, since translate() refuses a sentence longer than the model
+        # reads, the explorer reads the first words it can and says so (reading_notes).
+        sentence, changes = normalize_sentence(self.sentence.value)
+        if not sentence:
+            raise ValueError("sentence: no words left once punctuation is removed; type a sentence to translate")
+        words, limit = sentence.split(), max_decode_length(self.model)
+        if limit is not None and len(words) > limit:
+            sentence = " ".join(words[:limit])
         result = translate(self.model, sentence, self.src_vocab, self.tgt_vocab, beam_size=self.beam_size)
         self.result, self.maps = result, capture_translation(self.model, result, self.src_vocab, self.tgt_vocab)
-        self.notes = reading_notes(result, self.src_vocab, typed_tokens=len(words))
+        read_as = [f"Read as “{' '.join(words)}” ({'; '.join(changes)}), the way the training sentences are written."]
+        self.notes = (read_as if changes else []) + reading_notes(result, self.src_vocab, typed_tokens=len(words))
         text = html.escape(result.text) or "(nothing)"
         self.output_text.value = (f"<b>Model output:</b> {text} "
                                   f"<span style='color:#666'>({len(result.ids)} tokens)</span>")

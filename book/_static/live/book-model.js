@@ -26,6 +26,9 @@
     empty: "Type a sentence above, then press Enter or Translate.",
     unknown: (unk, words) => `Not in the vocabulary, so the model reads them as ${unk}: ` +
       words.map((w) => `\u201c${w}\u201d`).join(", ") + ".",
+    readAs: (text, changes) => `Read as \u201c${text}\u201d (${changes.join("; ")}), the way the training ` +
+      "sentences are written.",
+    noWords: "No words left once punctuation is removed; type a sentence to translate",
     tooLong: (n, max) => `The sentence is ${n} tokens long, but this model reads at most ${max}: ` +
       `only the first ${max} were used.`,
   };
@@ -48,6 +51,62 @@
     }
     if (word) out.push(word);
     return out;
+  }
+
+  // tokenization.normalize_sentence, rule for rule: typed text written the way the training
+  // sentences are (tests/test_live_model.py compares the two on the same strings).
+  const WORD_CHAR = /[\p{L}\p{N}_]/u; // Python's \w
+  const NOT_A_LETTER = /[^\p{L}\p{N}_]|_|\p{Nd}/gu; // punctuation, digits, any other apostrophe
+  const ELISION = /^(c|d|j|l|m|n|s|t|qu)'/u;
+  const INVISIBLE = /^[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Z}]$/u; // not str.isprintable(), or a space
+
+  function normalize(text) { // -> [normalized text, changes]
+    const changes = [];
+    let out = text.normalize("NFC").replace(/[\u2019\u2018\u02bc`]/g, "'");
+    if (out.toLowerCase() !== out) {
+      out = out.toLowerCase();
+      changes.push("capitals written in lower case");
+    }
+    let expanded = "";
+    const chars = [...out];
+    for (let i = 0; i < chars.length; i++) { // (\w)n't\b -> "\1 not"
+      const tail = chars.slice(i + 1, i + 4).join("");
+      if (WORD_CHAR.test(chars[i]) && tail === "n't" && !(i + 4 < chars.length && WORD_CHAR.test(chars[i + 4]))) {
+        expanded += chars[i] + " not";
+        i += 3;
+      } else {
+        expanded += chars[i];
+      }
+    }
+    if (expanded !== out) {
+      out = expanded;
+      changes.push("\u201cn't\u201d written as \u201c not\u201d");
+    }
+    const kept = [];
+    const removed = new Set();
+    let split = false;
+    for (let word of words(out)) {
+      const elision = word.match(ELISION);
+      if (elision && word.length > elision[0].length) { // j'aime: the elided word, then the rest
+        kept.push(elision[0]);
+        word = word.slice(elision[0].length);
+        split = true;
+      }
+      const whole = word.match(ELISION);
+      if (whole && whole[0] === word) {
+        kept.push(word);
+        continue;
+      }
+      for (const m of word.matchAll(NOT_A_LETTER)) removed.add(m[0]);
+      kept.push(...words(word.replace(NOT_A_LETTER, " ")));
+    }
+    if (split) changes.push("elided words split after the apostrophe");
+    if (removed.size) {
+      const shown = [...removed].sort((a, b) => a.codePointAt(0) - b.codePointAt(0)).map((c) =>
+        INVISIBLE.test(c) ? "U+" + c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0") : c);
+      changes.push("removed: " + shown.join(" "));
+    }
+    return [kept.join(" "), changes];
   }
 
   // What the explorer checks before any model is loaded: a string with at least one word.
@@ -306,11 +365,14 @@
       return best;
     }
 
-    translate(text) {
-      checkText(text);
+    translate(typed) {
+      checkText(typed);
       const cfg = this.config;
+      const [text, changes] = normalize(typed); // as the training sentences are written
+      if (!words(text).length) throw new ReaderError(MESSAGES.noWords);
       const { ids: allIds, unknown } = this.tokenize(text);
       const notes = [];
+      if (changes.length) notes.push(MESSAGES.readAs(text, changes));
       if (unknown.length) notes.push(MESSAGES.unknown(this.srcVocab[this.ids.unk], [...new Set(unknown)]));
       let ids = allIds;
       if (ids.length > cfg.max_len) {
@@ -402,6 +464,7 @@
     messages: MESSAGES,
     whitespace: [...WHITESPACE].join(""),
     words,
+    normalize,
     checkText,
     /** Promise of {tokens, text, unknown, notes, ended, src_tokens, decoder_tokens,
      *  attention: {encoder_self, decoder_self, cross}} with attention as [layer][head][query][key]. */
