@@ -182,3 +182,19 @@ def test_training_to_the_target_stops_there():
     with pytest.raises(ValueError, match="evaluate: stop_at_target=True"):
         train_book_model(steps=1, stop_at_target=True, evaluate=lambda m: {}, recipe=small, corpus=corpus,
                          progress=False)
+
+
+def test_a_non_editable_install_carries_the_shipped_models(tmp_path):
+    """Binder installs the package non-editably (binder/postBuild): the weights must be in the wheel."""
+    import subprocess
+    import sys
+    import zipfile
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                    "--wheel-dir", str(tmp_path), str(root)], check=True, capture_output=True)
+    (wheel,) = tmp_path.glob("transformer_lib-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for path in WEIGHTS_DIR.iterdir():
+        assert f"transformer_lib/pretrained/weights/{path.name}" in names
