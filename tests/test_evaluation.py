@@ -100,3 +100,20 @@ def test_evaluation_rejects_bad_inputs():
     with pytest.raises(TypeError, match="src_vocab, tgt_vocab: expected Vocab"):
         translate_batch(tiny_model(0), ["s1"], {"s1": 4}, TGT_VOCAB)
     assert torch.get_num_threads() == 1
+
+
+def test_compare_decodings_counts_disagreements_and_exact_matches():
+    from transformer_lib.evaluation import EvaluationResult, compare_decodings
+
+    sources = ["a", "b", "c", "d"]
+    refs = ["x y", "z", "w", "v"]
+    first = EvaluationResult(0.5, 0.0, sources, ["x y", "z", "q", "q"], refs)
+    second = EvaluationResult(0.5, 0.0, sources, ["x  y", "q", "w", "q"], refs)
+    c = compare_decodings(first, second)
+    # sentence 0 agrees (spacing aside), 1 and 2 differ, 3 agrees on the same wrong output
+    assert (c.count, c.differ, c.first_exact, c.second_exact) == (4, 2, 2, 2)
+    assert (c.only_first_exact, c.only_second_exact) == (1, 1)
+    with pytest.raises(ValueError, match="same"):
+        compare_decodings(first, EvaluationResult(0.0, 0.0, ["a", "b", "c", "e"], first.hypotheses, refs))
+    with pytest.raises(TypeError, match="EvaluationResult"):
+        compare_decodings(first, None)

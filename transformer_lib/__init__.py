@@ -5,7 +5,8 @@ Chapter by chapter: ``rnn`` (1), ``embeddings`` and ``tokenization`` (2),
 ``feed_forward``, ``encoder``, ``decoder``, ``models`` and ``config`` (6), ``corpus``
 (with ``grammar`` and ``lexicon``), ``training``, ``decoding``, ``greedy_trace``, ``checkpoint``, ``evaluation``
 and ``capture`` (7). The book's figures are in the ``figures`` package, one module per kind
-of picture; ``torch_reference`` copies our weights into PyTorch's own modules.
+of picture; ``torch_reference`` copies our weights into PyTorch's own modules; ``analysis``
+measures what the trained model learned (contextual outputs, analogies, exposure bias: 2 and 7).
 
 This package namespace exports the model pieces. Import the rest from its module
 (``from transformer_lib.training import train``): they bring in heavier libraries

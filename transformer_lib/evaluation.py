@@ -20,7 +20,7 @@ import torch
 
 from .decoding import Seq2SeqModel, generate
 from .tokenization import Vocab, pad_sequences
-from .validation import check_edges, check_positive_int, check_token_list
+from .validation import check_edges, check_pairs, check_positive_int, check_token_list
 
 DEFAULT_EDGES = (3, 6, 9, 12, 16)  # the buckets of corpus.split_by_length
 
@@ -166,11 +166,7 @@ def evaluate_translation(
     alpha: float = 0.6,
 ) -> EvaluationResult:
     """Translate the sources of ``pairs`` and score them against the targets."""
-    if isinstance(pairs, str) or not isinstance(pairs, Sequence) or not pairs:
-        raise ValueError(f"pairs: expected a non-empty list of (source, target) pairs, got {pairs!r:.60}")
-    for i, pair in enumerate(pairs):
-        if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)):
-            raise TypeError(f"pairs[{i}]: expected a (source, target) pair of strings, got {pair!r:.80}")
+    pairs = check_pairs("pairs", pairs)
     sources = [s for s, _ in pairs]
     references = [t for _, t in pairs]
     was_training = model.training
@@ -179,3 +175,29 @@ def evaluate_translation(
     model.train(was_training)
     return EvaluationResult(exact_match(hypotheses, references), bleu(hypotheses, references),
                             sources, hypotheses, references)
+
+
+@dataclass
+class DecodingComparison:
+    """Two decodings (e.g. greedy and beam search) of the same sentences, sentence by sentence."""
+
+    count: int  # sentences
+    differ: int  # sentences whose two outputs differ
+    first_exact: int  # sentences the first decoding translates exactly
+    second_exact: int
+    only_first_exact: int  # exact with the first decoding and not with the second
+    only_second_exact: int
+
+
+def compare_decodings(first: EvaluationResult, second: EvaluationResult) -> DecodingComparison:
+    """Count where two evaluations of the same pairs disagree, and which one is exact more often."""
+    if not isinstance(first, EvaluationResult) or not isinstance(second, EvaluationResult):
+        raise TypeError(f"first, second: expected EvaluationResult objects, got {type(first).__name__}, "
+                        f"{type(second).__name__}")
+    if first.sources != second.sources or first.references != second.references:
+        raise ValueError("first, second: expected evaluations of the same pairs, got different ones")
+    a = [h.split() == r.split() for h, r in zip(first.hypotheses, first.references, strict=True)]
+    b = [h.split() == r.split() for h, r in zip(second.hypotheses, second.references, strict=True)]
+    differ = sum(x.split() != y.split() for x, y in zip(first.hypotheses, second.hypotheses, strict=True))
+    return DecodingComparison(len(a), differ, sum(a), sum(b), sum(x and not y for x, y in zip(a, b, strict=True)),
+                              sum(y and not x for x, y in zip(a, b, strict=True)))

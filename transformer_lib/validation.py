@@ -184,6 +184,16 @@ def check_token_list(name: str, tokens: object, item: str = "token") -> list[str
     return list(tokens)
 
 
+def check_pairs(name: str, pairs: object) -> list[tuple[str, str]]:
+    """A non-empty sequence of (source, target) pairs of strings."""
+    if isinstance(pairs, str) or not isinstance(pairs, Sequence) or not pairs:
+        raise ValueError(f"{name}: expected a non-empty list of (source, target) pairs, got {pairs!r:.60}")
+    for i, pair in enumerate(pairs):
+        if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)):
+            raise TypeError(f"{name}[{i}]: expected a (source, target) pair of strings, got {pair!r:.80}")
+    return [(s, t) for s, t in pairs]
+
+
 def check_word(name: str, token: object) -> str:
     """One token of a whitespace-split vocabulary: a non-empty str without whitespace (which
     ``str.split`` would cut, so the token could never be encoded)."""

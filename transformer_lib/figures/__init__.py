@@ -4,6 +4,7 @@
 * ``attention``, ``positions``: attention maps and masks (chapters 4, 5 and 7), positional
   encodings (chapter 3);
 * ``rnn``, ``embeddings``, ``models``, ``training``: the figures of chapters 1, 2, 6 and 7;
+* ``architecture``: the whole model in one picture, generated from a ``Transformer`` (chapter 6);
 * ``explorers``: the two ipywidgets explorers (the only module that imports ipywidgets);
 * ``bertviz``: bertviz's views, rewritten to load their libraries from the book.
 

@@ -1,0 +1,88 @@
+import pytest
+import torch
+import torch.nn.functional as F
+
+from transformer_lib.analysis import (
+    analogy,
+    analogy_ranks,
+    contextual_occurrences,
+    nearest_words,
+    prefix_corruption,
+)
+from transformer_lib.tokenization import Vocab
+
+from .toy_translation import SRC, TGT, toy_model
+
+WORDS = Vocab("a b c d e".split())  # ids 4..8
+
+
+def _vectors(rows):
+    return torch.tensor([[0.0, 0.0, 0.0]] * 4 + rows, dtype=torch.float64)
+
+
+def test_contextual_occurrences_same_embedding_different_outputs():
+    model = toy_model()
+    found = contextual_occurrences(model, SRC, ["the cat sat", "a dog ran on the mat"], "the")
+    assert [o.position for o in found] == [0, 4]
+    assert torch.equal(found[0].embedding, found[1].embedding)  # the lookup ignores the context
+    assert not torch.allclose(found[0].encoded, found[1].encoded)
+    # the encoded vector is the encoder's output at that position
+    ids = torch.tensor([SRC.encode("a dog ran on the mat")])
+    with torch.no_grad():
+        assert torch.allclose(found[1].encoded, model.encode(ids)[0, 4])
+    assert found[1].attention.shape == (2, 6)  # layers, source length
+    assert torch.allclose(found[1].attention.sum(-1), torch.ones(2, dtype=found[1].attention.dtype))
+    with pytest.raises(ValueError, match=r"sentences\[1\]"):
+        contextual_occurrences(model, SRC, ["the cat", "a dog"], "the")
+    with pytest.raises(ValueError, match="word"):
+        contextual_occurrences(model, SRC, ["the cat"], "zebra")
+    with pytest.raises(TypeError, match="model"):
+        contextual_occurrences(None, SRC, ["the cat"], "the")
+
+
+def test_nearest_words_and_analogy_by_cosine():
+    # a=(1,0,0), b=(1,1,0), c=(0,0,1), d=(0,1,1): d - c = b - a; e far from all
+    vectors = _vectors([[1, 0, 0], [1, 1, 0], [0, 0, 1], [0, 1, 1], [-1, -1, -1]])
+    near = nearest_words(vectors, WORDS, "a", k=2)
+    assert near[0] == ("b", pytest.approx(1 / 2 ** 0.5)) and near[1][0] in {"c", "d"}
+    assert analogy(vectors, WORDS, "a", "b", "c", k=1)[0][0] == "d"
+    # the offset is taken between unit vectors and the answer compared by cosine
+    unit = F.normalize(vectors, dim=-1)
+    expected = F.cosine_similarity(unit[5] - unit[4] + unit[6], unit[7], dim=0).item()
+    assert analogy(vectors, WORDS, "a", "b", "c", k=1)[0][1] == pytest.approx(expected)
+    ranks = analogy_ranks(vectors, WORDS, [("a", "b"), ("c", "d")])
+    assert ranks.tolist() == [1, 1]  # both directions answered first
+    with pytest.raises(ValueError, match="vectors"):
+        nearest_words(vectors[:5], WORDS, "a")
+    with pytest.raises(ValueError, match="word"):
+        nearest_words(vectors, WORDS, "<pad>")
+    with pytest.raises(ValueError, match="pairs"):
+        analogy_ranks(vectors, WORDS, [("a", "b")])
+
+
+def test_analogy_rank_counts_better_candidates():
+    # for a:b :: c:?, the query is unit(b) - unit(a) + unit(c) = (0, 1, 1) -> d first, then e = (0, 1, 0.5)
+    vectors = _vectors([[1, 0, 0], [1, 1, 0], [0, 0, 1], [0, 1, 0.5], [0, 1, 1]])
+    assert analogy(vectors, WORDS, "a", "b", "c", k=1)[0][0] == "e"
+    assert analogy_ranks(vectors, WORDS, [("a", "b"), ("c", "d")])[0].item() == 2
+
+
+def test_prefix_corruption_changes_only_the_prefix_word():
+    model = toy_model()
+    pairs = [("the cat sat", "le chat assis"), ("a dog ran", "un chien couru"), ("the mat", "le")]
+    r = prefix_corruption(model, pairs, SRC, TGT, position=2, seed=1)
+    assert len(r.wrong_words) == 2  # the one-word target is too short to change at position 2
+    assert r.pairs == pairs[:2]
+    assert all(w != ref for w, ref in zip(r.wrong_words, ["chat", "chien"], strict=True))
+    assert [len(p) for p in r.clean] == [2, 2]  # predictions at positions 2 and 3: the last word and <eos>
+    # clean predictions are the model's teacher-forced argmax
+    src = torch.tensor([SRC.encode("the cat sat")])
+    tgt = torch.tensor([[TGT.sos_id, *TGT.encode("le chat assis")]])
+    with torch.no_grad():
+        argmax = model(src, tgt).argmax(-1)[0, 2:].tolist()
+    assert r.clean[0] == [TGT.itos[i] for i in argmax]
+    assert 0 <= r.corrupted_accuracy <= 1 and 0 <= r.clean_accuracy <= 1
+    with pytest.raises(ValueError, match="position"):
+        prefix_corruption(model, pairs, SRC, TGT, position=9)
+    with pytest.raises(TypeError, match="tgt_vocab"):
+        prefix_corruption(model, pairs, SRC, None)

@@ -1,0 +1,220 @@
+"""Measurements on a trained model that the chapters use to show what it learned.
+
+* ``contextual_occurrences``: one word in several sentences: its embedding (the same every time),
+  its encoder output (different in each context) and where it attends (chapter 2);
+* ``nearest_words``, ``analogy``, ``analogy_ranks``: word2vec-style questions asked of an
+  embedding matrix, by cosine similarity (chapter 2);
+* ``prefix_corruption``: teacher forcing trains on the reference prefix; free-running decoding
+  reads its own, possibly wrong, words. How much does one wrong word in the prefix hurt the
+  predictions after it (chapter 7, exposure bias)?
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from .capture import capture_attention
+from .models import Transformer
+from .tokenization import Vocab, pad_sequences
+from .validation import check_ndim, check_pairs, check_positive_int
+
+N_SPECIAL = 4  # <pad>, <unk>, <sos>, <eos>: ids 0 to 3 in every Vocab
+
+
+def _check_model_vocab(model: object, vocab: object, vocab_name: str = "src_vocab") -> None:
+    if not isinstance(model, Transformer):
+        raise TypeError(f"model: expected a Transformer, got {type(model).__name__}")
+    if not isinstance(vocab, Vocab):
+        raise TypeError(f"{vocab_name}: expected a Vocab, got {type(vocab).__name__}")
+
+
+def _word_id(vocab: Vocab, word: object, name: str) -> int:
+    if not isinstance(word, str):
+        raise TypeError(f"{name}: expected a str, got {type(word).__name__}")
+    if word not in vocab.stoi or vocab.stoi[word] < N_SPECIAL:
+        raise ValueError(f"{name}: expected a word of the vocabulary, got {word!r}")
+    return vocab.stoi[word]
+
+
+# --------------------------------------------------------------------------- contextual meaning
+
+
+@dataclass
+class Occurrence:
+    """One occurrence of a word in a source sentence, as the encoder sees it."""
+
+    tokens: list[str]  # the sentence's tokens
+    position: int  # where the word is
+    embedding: Tensor  # (d_model,): its token embedding (times sqrt(d_model)), no position
+    encoded: Tensor  # (d_model,): the encoder's output at that position
+    attention: Tensor  # (n_layers, seq_len): its encoder self-attention per layer, mean over heads
+
+
+@torch.no_grad()
+def contextual_occurrences(
+    model: Transformer, src_vocab: Vocab, sentences: Sequence[str], word: str
+) -> list[Occurrence]:
+    """The first occurrence of ``word`` in each of ``sentences``, run through the encoder."""
+    _check_model_vocab(model, src_vocab)
+    word_id = _word_id(src_vocab, word, "word")
+    if isinstance(sentences, str) or not sentences:
+        raise ValueError(f"sentences: expected a non-empty list of sentences, got {sentences!r:.60}")
+    was_training = model.training
+    model.eval()
+    device = next(model.parameters()).device
+    found = []
+    try:
+        for i, sentence in enumerate(sentences):
+            ids = src_vocab.encode(sentence)
+            if word_id not in ids:
+                raise ValueError(f"sentences[{i}]: expected a sentence containing {word!r}, got {sentence!r}")
+            position = ids.index(word_id)
+            src = torch.tensor([ids], device=device)
+            maps = capture_attention(model, src, torch.tensor([[Vocab.sos_id]], device=device))  # decoder input: unused
+            found.append(Occurrence(
+                tokens=[src_vocab.itos[t] for t in ids], position=position,
+                embedding=model.src_embed.token(src)[0, position].cpu(),
+                encoded=model.encode(src)[0, position].cpu(),
+                attention=torch.stack([w[0, :, position].mean(dim=0) for w in maps.encoder_self]).cpu(),
+            ))
+    finally:
+        model.train(was_training)
+    return found
+
+
+# --------------------------------------------------------------------------- word2vec-style questions
+
+
+def _unit_rows(vectors: Tensor, vocab: Vocab) -> Tensor:
+    check_ndim("vectors", vectors, 2, "(vocab_size, d_model)")
+    if vectors.shape[0] != len(vocab):
+        raise ValueError(f"vectors: expected one row per word of the vocabulary ({len(vocab)}), got {vectors.shape[0]}")
+    return F.normalize(vectors.detach(), dim=-1)
+
+
+def _ranked(scores: Tensor, vocab: Vocab, exclude: Sequence[int], k: int) -> list[tuple[str, float]]:
+    scores = scores.clone()
+    scores[:N_SPECIAL] = -torch.inf
+    scores[list(exclude)] = -torch.inf
+    values, ids = scores.topk(k)
+    return [(vocab.itos[i], v) for i, v in zip(ids.tolist(), values.tolist(), strict=True)]
+
+
+def nearest_words(vectors: Tensor, vocab: Vocab, word: str, k: int = 5) -> list[tuple[str, float]]:
+    """The ``k`` words whose rows of ``vectors`` have the largest cosine similarity with ``word``'s."""
+    unit = _unit_rows(vectors, vocab)
+    check_positive_int("k", k)
+    i = _word_id(vocab, word, "word")
+    return _ranked(unit @ unit[i], vocab, [i], k)
+
+
+def analogy(vectors: Tensor, vocab: Vocab, a: str, b: str, c: str, k: int = 5) -> list[tuple[str, float]]:
+    """"``a`` is to ``b`` as ``c`` is to ?": the ``k`` words nearest (cosine) to b - a + c, the three
+    question words left out (Mikolov et al.'s vector offset, on unit-length rows)."""
+    unit = _unit_rows(vectors, vocab)
+    check_positive_int("k", k)
+    ia, ib, ic = (_word_id(vocab, w, n) for w, n in ((a, "a"), (b, "b"), (c, "c")))
+    query = F.normalize(unit[ib] - unit[ia] + unit[ic], dim=0)
+    return _ranked(unit @ query, vocab, [ia, ib, ic], k)
+
+
+def analogy_ranks(vectors: Tensor, vocab: Vocab, pairs: Sequence[tuple[str, str]]) -> Tensor:
+    """For every two different pairs (a, b) and (c, d) of ``pairs`` (e.g. singular and plural), the
+    rank of d among the answers to "a is to b as c is to ?" (1: the first answer), as ``analogy``
+    ranks them. Returns a 1-D tensor of ranks, len(pairs) * (len(pairs) - 1) of them."""
+    unit = _unit_rows(vectors, vocab)
+    if isinstance(pairs, str) or len(pairs) < 2:
+        raise ValueError(f"pairs: expected at least two (word, word) pairs, got {pairs!r:.60}")
+    ids = [(_word_id(vocab, a, f"pairs[{n}][0]"), _word_id(vocab, b, f"pairs[{n}][1]"))
+           for n, (a, b) in enumerate(pairs)]
+    ranks = []
+    for ia, ib in ids:
+        for ic, id_ in ids:
+            if (ia, ib) == (ic, id_):
+                continue
+            scores = unit @ F.normalize(unit[ib] - unit[ia] + unit[ic], dim=0)
+            scores[:N_SPECIAL] = -torch.inf
+            scores[[ia, ib, ic]] = -torch.inf
+            ranks.append(int((scores > scores[id_]).sum()) + 1)
+    return torch.tensor(ranks)
+
+
+# --------------------------------------------------------------------------- exposure bias
+
+
+@dataclass
+class PrefixCorruption:
+    """Teacher-forced predictions after a target prefix, with the reference word at ``position``
+    and with a wrong word there instead."""
+
+    position: int  # the decoder input position that was changed (1: the first word after <sos>)
+    clean_accuracy: float  # next-token accuracy at the positions that read it, reference prefix
+    corrupted_accuracy: float  # the same positions, one wrong word in the prefix
+    next_clean_accuracy: float  # only the prediction right after the changed word
+    next_corrupted_accuracy: float
+    pairs: list[tuple[str, str]]  # the (source, target) pairs measured: those long enough
+    wrong_words: list[str]  # the word put in, per sentence
+    clean: list[list[str]]  # per sentence, the predicted words (argmax) from ``position`` on
+    corrupted: list[list[str]]
+
+
+@torch.no_grad()
+def prefix_corruption(
+    model: Transformer,
+    pairs: Sequence[tuple[str, str]],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    position: int = 1,
+    seed: int = 0,
+) -> PrefixCorruption:
+    """Replace the target word read at decoder input ``position`` by a random other word of the
+    vocabulary (seeded) and compare the model's argmax predictions from there on with the
+    reference's, with and without the change. Sentences shorter than ``position`` are skipped."""
+    _check_model_vocab(model, src_vocab)
+    _check_model_vocab(model, tgt_vocab, "tgt_vocab")
+    check_positive_int("position", position)
+    pairs = check_pairs("pairs", pairs)
+    kept = [(s, t) for s, t in pairs if len(tgt_vocab.encode(t)) >= position]
+    if not kept:
+        raise ValueError(f"position: expected at most the longest target's length, got {position}")
+    device = next(model.parameters()).device
+    src = pad_sequences([src_vocab.encode(s) for s, _ in kept], src_vocab.pad_id).to(device)
+    targets = [tgt_vocab.encode(t) for _, t in kept]
+    tgt_in = pad_sequences([[tgt_vocab.sos_id, *t] for t in targets], tgt_vocab.pad_id).to(device)
+    tgt_out = pad_sequences([[*t, tgt_vocab.eos_id] for t in targets], tgt_vocab.pad_id).to(device)
+    generator = torch.Generator().manual_seed(seed)
+    reference = tgt_in[:, position].cpu()
+    wrong = torch.randint(N_SPECIAL, len(tgt_vocab) - 1, (len(kept),), generator=generator)
+    wrong = wrong + (wrong >= reference).long()  # uniform over the other words: never the reference
+    corrupted_in = tgt_in.clone()
+    corrupted_in[:, position] = wrong.to(device)
+    was_training = model.training
+    model.eval()
+    try:
+        clean_pred = model(src, tgt_in).argmax(-1)[:, position:]
+        corrupted_pred = model(src, corrupted_in).argmax(-1)[:, position:]
+    finally:
+        model.train(was_training)
+    gold = tgt_out[:, position:]
+    real = gold != tgt_vocab.pad_id
+
+    def accuracy(pred: Tensor, where: Tensor) -> float:
+        return float(((pred == gold) & where).sum() / where.sum())
+
+    first = torch.zeros_like(real)
+    first[:, 0] = True
+
+    def words(pred: Tensor) -> list[list[str]]:
+        return [[tgt_vocab.itos[i] for i, r in zip(row, keep, strict=True) if r]
+                for row, keep in zip(pred.tolist(), real.tolist(), strict=True)]
+
+    return PrefixCorruption(
+        position, accuracy(clean_pred, real), accuracy(corrupted_pred, real),
+        accuracy(clean_pred, first), accuracy(corrupted_pred, first),
+        list(kept), [tgt_vocab.itos[i] for i in wrong.tolist()], words(clean_pred), words(corrupted_pred),
+    )
