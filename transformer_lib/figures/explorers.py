@@ -42,10 +42,6 @@ def _sentence_case(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-KERNEL_NOTE = ("Typing a sentence and changing these controls needs a running Python kernel "
-               "(JupyterLab or Binder). In the static book, the figures with menus below switch "
-               "layer and head without one.")
-
 
 def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int | None = None) -> list[str]:
     """What the reader should know about how the model read the sentence: unknown words, and a
@@ -96,12 +92,11 @@ class AttentionExplorer:
         self.output_text = widgets.HTML()
         self.messages = widgets.HTML()
         self.figure = widgets.Output()
-        note = widgets.HTML(f'<div style="color:#666;font-size:0.85em">{html.escape(KERNEL_NOTE)}</div>')
         self.widget = widgets.VBox([
             widgets.HBox([self.sentence, self.button]),
             self.output_text, self.messages,
             widgets.HBox([self.kind, self.layer, self.head]),
-            self.figure, note,
+            self.figure,
         ])
         self.button.on_click(lambda _: self._safely(self.run))
         self.sentence.observe(lambda _: self._safely(self.run), "value")
@@ -204,10 +199,7 @@ class PositionalEncodingExplorer:
                                                 **look)
         self.messages = widgets.HTML()
         self.figure = widgets.Output()
-        note = widgets.HTML('<div style="color:#666;font-size:0.85em">Moving these sliders needs a running '
-                            'Python kernel; the figures with sliders below work in the static book.</div>')
-        self.widget = widgets.VBox([self.d_model, self.dims, self.positions, self.messages,
-                                    self.figure, note])
+        self.widget = widgets.VBox([self.d_model, self.dims, self.positions, self.messages, self.figure])
         self.d_model.observe(lambda _: self._safely(self._d_model_changed), "value")
         for control in (self.dims, self.positions):
             control.observe(lambda _: self._safely(self.draw), "value")
