@@ -84,6 +84,11 @@ def _matrix(z: np.ndarray, x: np.ndarray, y: np.ndarray, hover: str, **kwargs: o
     return go.Heatmap(z=z.astype(np.float32), x=x, y=y, hovertemplate=hover + "<extra></extra>", **kwargs)
 
 
+def _colorbar(x: float, y: float) -> dict:
+    """A slim colour scale beside one panel of a grid (``x``, ``y``: its place in the figure)."""
+    return dict(x=x, y=y, len=0.4, thickness=10, xpad=4, tickfont=dict(size=10))
+
+
 def positional_encoding_figure(
     d_model: int = 64, dims: tuple[int, int] = (0, 7), positions: tuple[int, int] = (0, 50)
 ) -> go.Figure:
@@ -107,12 +112,13 @@ def positional_encoding_figure(
     for trace in _wave_traces(table, d_model, range(first_dim, last_dim + 1), x):
         fig.add_trace(trace, row=1, col=1)
     fig.add_trace(_matrix(table, np.arange(d_model), x, "position %{y}, dimension %{x}: %{z:.3f}",
-                          colorscale="RdBu", zmid=0, showscale=False), row=1, col=2)
+                          colorscale="RdBu", zmid=0, colorbar=_colorbar(1.0, 0.79)), row=1, col=2)
     fig.add_trace(_matrix(table @ table.T, x, x, "m=%{y}, n=%{x}: %{z:.2f}", colorscale="Viridis",
-                          showscale=False), row=2, col=1)
+                          colorbar=_colorbar(0.45, 0.21)), row=2, col=1)
     fig.add_trace(_matrix(rope_scores(d_model, positions), x, x, "m=%{y}, n=%{x}: %{z:.2f}",
-                          colorscale="Viridis", showscale=False), row=2, col=2)
+                          colorscale="Viridis", colorbar=_colorbar(1.0, 0.21)), row=2, col=2)
     fig.update_xaxes(title_text="position", row=1, col=1)
+    fig.update_yaxes(title_text="value", row=1, col=1)
     fig.update_xaxes(title_text="dimension", row=1, col=2)
     for col in (1, 2):
         fig.update_xaxes(title_text="position n", row=2, col=col)

@@ -17,7 +17,12 @@
   const FONT = { family: "Helvetica, Arial, sans-serif", size: 13, color: "#222" };
   const AXIS = { gridcolor: "#e5e5e5", zerolinecolor: "#bbb", linecolor: "#888", automargin: true };
   const COLORWAY = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
-  const CONFIG = { responsive: true, displaylogo: false };
+  // transformer_lib.figures.display.PLOTLY_CONFIG: no "Share chart..." (it uploads to plotly's cloud)
+  const CONFIG = {
+    responsive: true, displaylogo: false, showSendToCloud: false, showEditInChartStudio: false, showLink: false,
+    modeBarButtonsToRemove: ["sendChartToCloud", "sendDataToCloud", "editInChartStudio", "select2d", "lasso2d",
+      "toggleSpikelines", "hoverClosestCartesian", "hoverCompareCartesian"],
+  };
   const scale = (colors) => colors.map((c, i) => [i / (colors.length - 1), c]);
   const BLUES = scale(["rgb(247,251,255)", "rgb(222,235,247)", "rgb(198,219,239)", "rgb(158,202,225)",
     "rgb(107,174,214)", "rgb(66,146,198)", "rgb(33,113,181)", "rgb(8,81,156)", "rgb(8,48,107)"]);
