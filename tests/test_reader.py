@@ -17,6 +17,7 @@ Screenshots at 1366 and 390 px go to screenshots/ (``<page>__desktop.png``, ``<p
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -42,11 +43,13 @@ WAIT_DRAWN_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].every
 
 WIDTH_JS = """(viewport) => {
   const doc = document.documentElement;
+  // an element past the screen's edge that no ancestor clips or scrolls: what widens the page
+  const clipped = (e) => { for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+    if (getComputedStyle(a).overflowX !== 'visible') return true; } return false; };
   const wide = [...document.querySelectorAll('body *')].filter(e => {
     const r = e.getBoundingClientRect();
-    return r.width > 0 && r.right > viewport + 1 && getComputedStyle(e).position !== 'fixed';
-  }).filter(e => !e.parentElement || e.parentElement.getBoundingClientRect().right <= viewport + 1)
-    .slice(0, 6).map(e => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} right=${
+    return r.width > 0 && r.right > viewport + 1 && getComputedStyle(e).position !== 'fixed' && !clipped(e);
+  }).slice(0, 6).map(e => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} right=${
       Math.round(e.getBoundingClientRect().right)} "${(e.textContent || '').trim().slice(0, 40)}"`);
   return {width: Math.max(doc.scrollWidth, document.body.scrollWidth), wide};
 }"""
@@ -144,3 +147,17 @@ def test_reader_phone_keyboard_offline(site: Path) -> None:
     print("links to other hosts:", json.dumps({h: sorted(u)[:5] for h, u in external.items()}, indent=1))
     problems = {name: found for name, found in problems.items() if found}
     assert not problems, json.dumps(problems, indent=1)
+
+
+def test_repository_url_has_one_source() -> None:
+    """_config.yml's repository.url is the one place that names the repository: every other mention
+    of a github.com/<owner>/<name> URL of it in the book (the intro's clone command) is the same."""
+    import yaml
+
+    url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"].rstrip("/")
+    owner = urlparse(url).path.strip("/").split("/")[0]
+    pattern = re.compile(rf"https://github\.com/{re.escape(owner)}/[A-Za-z0-9._-]+")
+    files = [*(ROOT / "book").glob("*.md"), *(ROOT / "book").glob("*.ipynb"), ROOT / "README.md"]
+    found = {(path.name, m.group(0).removesuffix(".git")) for path in files for m in pattern.finditer(path.read_text())}
+    assert ("intro.md", url) in found, "the intro's clone command names the repository"
+    assert {u for _, u in found} == {url}, f"a repository URL other than _config.yml's {url}: {sorted(found)}"

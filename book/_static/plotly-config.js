@@ -1,7 +1,10 @@
 /* Defaults for every plotly figure of the book, loaded right after plotly.js
- * (book/_ext/offline_assets.py). The same as transformer_lib.figures.display.PLOTLY_CONFIG, so that
- * a figure stored before that config existed is also drawn without plotly's "Share chart..." button,
- * which uploads the figure's data to plotly's cloud: nothing on these pages leaves their host. */
+ * (book/_ext/offline_assets.py):
+ * - the same toolbar as transformer_lib.figures.display.PLOTLY_CONFIG, so that a figure stored
+ *   before that config existed is also drawn without plotly's "Share chart..." button, which
+ *   uploads the figure's data to plotly's cloud: nothing on these pages leaves their host;
+ * - on a narrow screen (a phone), a grid of subplots is restacked into one column, each panel
+ *   full width, instead of panels a few dozen pixels wide. */
 (function () {
   "use strict";
   if (!window.Plotly) return;
@@ -10,4 +13,67 @@
     modeBarButtonsToRemove: ["sendChartToCloud", "sendDataToCloud", "editInChartStudio", "select2d", "lasso2d",
       "toggleSpikelines", "hoverClosestCartesian", "hoverCompareCartesian"],
   });
+
+  const NARROW = 560; // px: below this width a grid's columns become rows
+  const PANEL = 260; // px: the height of one panel when stacked
+  const GAP = 80; // px between stacked panels: room for the axis title and the next panel's title
+
+  function suffix(key) { return key.replace(/^[xy]axis/, ""); }
+
+  function stackGrid(gd, layout, data) {
+    const pairs = Object.keys(layout).filter((k) => /^xaxis\d*$/.test(k) && layout[k].domain
+      && layout["yaxis" + suffix(k)] && layout["yaxis" + suffix(k)].domain)
+      .map((k) => ({ x: k, y: "yaxis" + suffix(k), xd: layout[k].domain, yd: layout["yaxis" + suffix(k)].domain }));
+    const columns = new Set(pairs.map((p) => p.xd[0].toFixed(2)));
+    if (pairs.length < 2 || columns.size < 2) return layout;
+    const margin = Object.assign({ t: 90, b: 50 }, layout.margin || {});
+    const oldPlot = (layout.height || 450) - margin.t - margin.b;
+    pairs.sort((a, b) => (b.yd[1] - a.yd[1]) || (a.xd[0] - b.xd[0]));
+    const plot = pairs.length * PANEL + (pairs.length - 1) * GAP;
+    const out = Object.assign({}, layout, { height: plot + margin.t + margin.b });
+    const annotations = (layout.annotations || []).map((a) => Object.assign({}, a));
+    pairs.forEach((p, i) => {
+      const top = 1 - (i * (PANEL + GAP)) / plot;
+      const bottom = top - PANEL / plot;
+      const title = annotations.find((a) => a.xref === "paper" && a.yref === "paper" && !a.moved
+        && Math.abs(a.x - (p.xd[0] + p.xd[1]) / 2) < 0.02 && Math.abs(a.y - p.yd[1]) < 0.02);
+      if (title) Object.assign(title, { x: 0.5, y: top, moved: true });
+      out[p.x] = Object.assign({}, layout[p.x], { domain: [0, 1] });
+      out[p.y] = Object.assign({}, layout[p.y], { domain: [bottom, top] });
+      const tag = "x" + suffix(p.x);
+      for (const trace of data) {
+        if ((trace.xaxis || "x") === tag && trace.colorbar) {
+          trace.colorbar = Object.assign({}, trace.colorbar, { x: 1.02, y: (top + bottom) / 2, len: PANEL / plot });
+        }
+      }
+    });
+    annotations.forEach((a) => {
+      if (!a.moved && a.yref === "paper" && a.y > 1) a.y = 1 + ((a.y - 1) * oldPlot) / plot;
+      delete a.moved;
+    });
+    out.annotations = annotations;
+    out.updatemenus = (layout.updatemenus || []).map((m) =>
+      Object.assign({}, m, m.y > 1 ? { y: 1 + ((m.y - 1) * oldPlot) / plot } : {}));
+    if (layout.coloraxis && layout.coloraxis.colorbar) {
+      out.coloraxis = Object.assign({}, layout.coloraxis, {
+        colorbar: Object.assign({}, layout.coloraxis.colorbar, { len: Math.min(1, 2 * PANEL / plot), y: 1, yanchor: "top" }),
+      });
+    }
+    if (gd && gd.style) gd.style.height = out.height + "px";
+    return out;
+  }
+
+  const newPlot = window.Plotly.newPlot;
+  window.Plotly.newPlot = function (gd, data, layout, config) {
+    const node = typeof gd === "string" ? document.getElementById(gd) : gd;
+    const width = (node && node.parentElement && node.parentElement.clientWidth) || window.innerWidth;
+    if (width < NARROW && layout && Array.isArray(data)) {
+      try {
+        layout = stackGrid(node, layout, data);
+      } catch (err) {
+        console.warn("plotly-config.js: could not restack a grid for a narrow screen", err);
+      }
+    }
+    return newPlot.call(this, gd, data, layout, config);
+  };
 })();
