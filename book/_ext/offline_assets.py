@@ -36,6 +36,9 @@ PLOTLY_DEFAULTS = "plotly-config.js"  # no "Share chart..." (an upload to plotly
 READER_CSS = "reader.css"  # long names break, code wraps, nothing widens a phone's page
 # The theme's FontAwesome *script* (1.5 MB on every page) only swaps the icons' <i> elements for
 # SVG; the theme's CSS already draws the same icons with FontAwesome's web fonts.
+# docutils marks the bibliography role="list" with entries that are not list items; screen readers
+# (and axe-core) expect list items in a list: the entries keep their role="doc-biblioentry".
+CITATION_LIST = '<div role="list" class="citation-list">'
 FONTAWESOME_SCRIPT = re.compile(r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js\?[^"]*"></script>')
 MATHJAX_HUB_SHIM = "mathjax-hub-shim.js"
 WIDGET_MANAGER = "html-manager/embed.js"
@@ -132,14 +135,15 @@ def _is_mathjax(app: Sphinx, script: object) -> bool:
             or str(script.attributes.get("body", "")).startswith("window.MathJax"))
 
 
-def drop_fontawesome_script(app: Sphinx, exception: Exception | None) -> None:
+def fix_written_pages(app: Sphinx, exception: Exception | None) -> None:
     """Take the theme's FontAwesome script out of every page (its template adds it, not a script
-    list this extension could filter); the icons still draw, from the theme's CSS and web fonts."""
+    list this extension could filter); the icons still draw, from the theme's CSS and web fonts.
+    And drop the bibliography's role="list" (``CITATION_LIST``)."""
     if exception is not None or app.builder.format != "html":
         return
     for page in Path(app.outdir).rglob("*.html"):
         text = page.read_text(encoding="utf-8")
-        lighter = FONTAWESOME_SCRIPT.sub("", text)
+        lighter = FONTAWESOME_SCRIPT.sub("", text).replace(CITATION_LIST, '<div class="citation-list">')
         if lighter != text:
             page.write_text(lighter, encoding="utf-8")
 
@@ -157,6 +161,6 @@ def setup(app: Sphinx) -> dict:
     # priority 600: after myst-nb (500) has added the page's widget scripts.
     app.connect("html-page-context", add_page_scripts, priority=600)
     app.connect("build-finished", write_live_model)
-    app.connect("build-finished", drop_fontawesome_script)
+    app.connect("build-finished", fix_written_pages)
     app.add_css_file(READER_CSS)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
