@@ -4,7 +4,10 @@
  *   before that config existed is also drawn without plotly's "Share chart..." button, which
  *   uploads the figure's data to plotly's cloud: nothing on these pages leaves their host;
  * - on a narrow screen (a phone), a grid of subplots is restacked into one column, each panel
- *   full width, instead of panels a few dozen pixels wide. */
+ *   full width, instead of panels a few dozen pixels wide;
+ * - plotly's dropdowns and sliders cannot be reached with the Tab key: each figure that has them
+ *   gets labelled <select> controls above it that do the same, named by the menu's ``name`` or the
+ *   slider's ``currentvalue.prefix`` (transformer_lib.figures set them). */
 (function () {
   "use strict";
   if (!window.Plotly) return;
@@ -63,9 +66,57 @@
     return out;
   }
 
+  // Plotly's dropdowns and sliders take no keyboard focus. Each gets a labelled <select> beside the
+  // figure that does the same (plotly's method and arguments) and moves plotly's control along.
+  function controlName(control, i, kind) {
+    const prefix = control.currentvalue && control.currentvalue.prefix;
+    return (control.name || (prefix || "").replace(/[=:]\s*$/, "") || `${kind} ${i + 1}`).trim();
+  }
+
+  function apply(gd, item) {
+    const args = item.args || [];
+    if (item.method === "update") return window.Plotly.update(gd, args[0] || {}, args[1] || {}, args[2]);
+    if (item.method === "restyle") return window.Plotly.restyle(gd, args[0] || {}, args[1]);
+    if (item.method === "relayout") return window.Plotly.relayout(gd, args[0] || {});
+    return Promise.resolve();
+  }
+
+  function keyboardControls(gd) {
+    const layout = gd.layout || {};
+    const controls = [];
+    (layout.updatemenus || []).forEach((m, i) => controls.push(
+      { kind: "updatemenus", index: i, items: m.buttons || [], active: m.active || 0, name: controlName(m, i, "menu") }));
+    (layout.sliders || []).forEach((s, i) => controls.push(
+      { kind: "sliders", index: i, items: s.steps || [], active: s.active || 0, name: controlName(s, i, "slider") }));
+    if (!controls.length || gd.previousElementSibling && gd.previousElementSibling.classList.contains("tc-keys")) return;
+    const row = document.createElement("div");
+    row.className = "tc-keys";
+    for (const control of controls) {
+      const label = document.createElement("label");
+      const select = document.createElement("select");
+      label.appendChild(document.createTextNode(`${control.name}: `));
+      control.items.forEach((item, j) => {
+        const option = document.createElement("option");
+        option.value = String(j);
+        option.textContent = String(item.label || j + 1).replace(/<[^>]+>/g, " ");
+        option.selected = j === control.active;
+        select.appendChild(option);
+      });
+      select.addEventListener("change", () => {
+        const j = Number(select.value);
+        apply(gd, control.items[j]).then(() =>
+          window.Plotly.relayout(gd, { [`${control.kind}[${control.index}].active`]: j }));
+      });
+      label.appendChild(select);
+      row.appendChild(label);
+    }
+    gd.parentNode.insertBefore(row, gd);
+  }
+
   const newPlot = window.Plotly.newPlot;
   window.Plotly.newPlot = function (gd, data, layout, config) {
     const node = typeof gd === "string" ? document.getElementById(gd) : gd;
+    const drawn = () => { try { keyboardControls(node); } catch (err) { console.warn("plotly-config.js:", err); } };
     const width = (node && node.parentElement && node.parentElement.clientWidth) || window.innerWidth;
     if (width < NARROW && layout && Array.isArray(data)) {
       try {
@@ -74,6 +125,8 @@
         console.warn("plotly-config.js: could not restack a grid for a narrow screen", err);
       }
     }
-    return newPlot.call(this, gd, data, layout, config);
+    const plotted = newPlot.call(this, gd, data, layout, config);
+    if (node && plotted && plotted.then) plotted.then(drawn);
+    return plotted;
   };
 })();

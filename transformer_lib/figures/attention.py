@@ -137,12 +137,13 @@ _GRID_AXIS_TITLES = ("key", "query")
 _MENU_LINE_PX = 34
 
 
-def _menu(buttons: list[dict], line: int, plot_px: int, active: int = 0) -> dict:
+def _menu(buttons: list[dict], line: int, plot_px: int, name: str, active: int = 0) -> dict:
     """A dropdown placed above the plot on line ``line`` (0: nearest the plot), given the plot
     area's height ``plot_px``. Its buttons' labels say what they choose ("head 2", "cross-attention,
-    layer 1"), so it needs no separate label that could collide with it."""
+    layer 1"), so it needs no separate label that could collide with it. ``name`` labels the
+    keyboard control the book adds for it (book/_static/plotly-config.js)."""
     y = 1.0 + (8 + line * _MENU_LINE_PX) / plot_px
-    return dict(buttons=buttons, direction="down", x=0.0, y=y, xanchor="left", yanchor="bottom",
+    return dict(name=name, buttons=buttons, direction="down", x=0.0, y=y, xanchor="left", yanchor="bottom",
                 showactive=True, active=active, pad=dict(r=4, t=0, b=0))
 
 
@@ -196,7 +197,8 @@ def attention_menu_figure(maps: AttentionMaps, index: int = 0) -> go.Figure:
     fig.update_layout(
         template=BOOK_TEMPLATE, coloraxis=_COLOR_AXIS, height=height, margin=dict(t=top, b=bottom),
         title=dict(text="Attention maps: choose attention, layer and head", y=0.98, yanchor="top"),
-        updatemenus=[_menu(buttons, 1, plot_px, active=first), _menu(head_buttons, 0, plot_px)],
+        updatemenus=[_menu(buttons, 1, plot_px, "attention and layer", active=first),
+                     _menu(head_buttons, 0, plot_px, "head")],
         **_token_axes(data[first][1], data[first][2]),
     )
     fig.update_xaxes(title_text=_AXIS_TITLES[first_kind][0])
@@ -240,7 +242,7 @@ def attention_heads_menu_figure(maps: AttentionMaps, index: int = 0) -> go.Figur
     fig.update_layout(template=BOOK_TEMPLATE, coloraxis=_COLOR_AXIS, height=height, margin=dict(t=top, b=bottom),
                       title=dict(text=f"All {n_heads} heads of one layer: choose attention and layer",
                                  y=0.99, yanchor="top"),
-                      updatemenus=[_menu(buttons, 0, height - top - bottom, active=first)])
+                      updatemenus=[_menu(buttons, 0, height - top - bottom, "attention and layer", active=first)])
     return fig
 
 
@@ -322,7 +324,8 @@ def scaling_figure(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequ
                for m, name in enumerate(names)]
     fig.update_layout(
         template=BOOK_TEMPLATE, height=440, margin=dict(t=110), title=dict(text=title, x=0.98, xanchor="right"),
-        updatemenus=[dict(buttons=buttons, direction="down", x=0.0, y=1.2, xanchor="left", yanchor="bottom")],
+        updatemenus=[dict(name="measure", buttons=buttons, direction="down", x=0.0, y=1.2, xanchor="left",
+                          yanchor="bottom")],
         legend=dict(orientation="h", y=-0.25),
         xaxis=dict(type="log", title=dict(text="d_k (dimension of queries and keys)"), tickvals=d_ks),
         yaxis=dict(title=dict(text=names[0]), type="log" if names[0] in log_y else "linear"),

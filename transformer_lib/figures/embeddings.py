@@ -61,8 +61,8 @@ def embedding_scatter_figure(
         template=BOOK_TEMPLATE, height=620, title=dict(text=f"{title}: {first}"),
         xaxis=dict(title=dict(text="first principal component")),
         yaxis=dict(title=dict(text="second principal component")),
-        updatemenus=[dict(buttons=buttons, direction="down", x=0.0, xanchor="left", y=1.12, yanchor="top",
-                          showactive=True, active=0)],
+        updatemenus=[dict(name="grouping", buttons=buttons, direction="down", x=0.0, xanchor="left", y=1.12,
+                          yanchor="top", showactive=True, active=0)],
         margin=dict(t=110),
     )
     return fig

@@ -103,8 +103,8 @@ def parameter_breakdown_figure(presets: Sequence[str] = ("small", "base", "big")
     fig.update_layout(
         template=BOOK_TEMPLATE, title=dict(text=title(0)), height=430, showlegend=False,
         xaxis=dict(title=dict(text="parameters")), yaxis=dict(title=dict(text="component")),
-        updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.13, yanchor="top",
-                          showactive=True, active=0)],
+        updatemenus=[dict(name="preset", buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.13,
+                          yanchor="top", showactive=True, active=0)],
     )
     return fig
 
@@ -164,6 +164,7 @@ def norm_placement_figure(n_layers: int = 24, **kwargs: object) -> go.Figure:
         template=BOOK_TEMPLATE, title=dict(text=titles["gradient"]), height=420,
         xaxis=dict(title=dict(text="layer")), yaxis=dict(type="log", title=dict(text=axis_titles["gradient"])),
         legend=dict(orientation="h", y=-0.2),
-        updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.15, yanchor="top")],
+        updatemenus=[dict(name="quantity", buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.15,
+                          yanchor="top")],
     )
     return fig

@@ -236,6 +236,7 @@ def similarity_by_offset_figure(d_models: Sequence[int] = (16, 64, 256), max_off
         title=dict(text="Similarity of two positional encodings k positions apart"),
         xaxis=dict(title=dict(text="offset k = |m − n|")),
         yaxis=dict(title=dict(text="PE(m) · PE(n) / (d_model / 2)")),
-        updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.15, yanchor="top")],
+        updatemenus=[dict(name="d_model", buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.15,
+                          yanchor="top")],
     )
     return fig
