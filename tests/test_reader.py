@@ -9,7 +9,9 @@ Every page of the book (built once per session, tests/conftest.py) is opened in 
   no plotly "Share chart..." (upload to plotly's cloud) or "Edit in Chart Studio" button. The links
   to other hosts that remain are ones the reader follows by choice (the repository, Binder, the
   cited papers): they are listed, and each must be one of the kinds named in ``LINK_HOSTS``;
-* every plotly figure has a title, its axes have titles, and it has an accessible name.
+* every plotly figure has a title, its axes have titles, and it has an accessible name; each of its
+  dropdowns and sliders (which plotly does not let the keyboard reach) has a labelled <select>
+  beside it (book/_static/plotly-config.js).
 
 Screenshots at 1366 and 390 px go to screenshots/ (``<page>__desktop.png``, ``<page>__phone.png``).
 """
@@ -76,6 +78,10 @@ FIGURES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(p =>
     untitled_axes: axes.filter(k => !title(layout[k].title)
       && !(layout.annotations || []).some(a => a.textangle !== undefined && k.startsWith('y'))),
     name: (p.closest('[aria-label]') || {getAttribute: () => ''}).getAttribute('aria-label'),
+    // plotly's own menus and sliders take no keyboard focus: each needs a <select> (plotly-config.js)
+    menus: (layout.updatemenus || []).length + (layout.sliders || []).length,
+    keys: p.previousElementSibling && p.previousElementSibling.classList.contains('tc-keys')
+      ? p.previousElementSibling.querySelectorAll('label > select').length : 0,
   };
 })"""
 
@@ -132,6 +138,9 @@ def test_reader_phone_keyboard_offline(site: Path) -> None:
                 if figure["untitled_axes"]:
                     found.append(f"plotly figure {figure['id']} {figure['title']!r}: "
                                  f"untitled {figure['untitled_axes']}")
+                if figure["keys"] != figure["menus"]:
+                    found.append(f"plotly figure {figure['id']} {figure['title']!r}: {figure['menus']} menus and "
+                                 f"sliders, {figure['keys']} keyboard controls")
                 if not figure["name"]:
                     found.append(f"plotly figure {figure['id']} {figure['title']!r}: no accessible name")
             found += [f"axe, desktop: {v}" for v in axe_violations(page)]
