@@ -170,3 +170,16 @@ def test_repository_url_has_one_source() -> None:
     found = {(path.name, m.group(0).removesuffix(".git")) for path in files for m in pattern.finditer(path.read_text())}
     assert ("intro.md", url) in found, "the intro's clone command names the repository"
     assert {u for _, u in found} == {url}, f"a repository URL other than _config.yml's {url}: {sorted(found)}"
+
+
+def test_every_plotly_config_removes_the_same_toolbar_buttons() -> None:
+    """The toolbar is set in three places (figures in notebooks, figures stored earlier, live
+    explorers); all three remove plotly's upload buttons and the same others."""
+    from transformer_lib.figures.display import MODEBAR_REMOVED, PLOTLY_CONFIG
+
+    assert PLOTLY_CONFIG["showSendToCloud"] is False and "sendChartToCloud" in MODEBAR_REMOVED
+    for script in ("book/_static/plotly-config.js", "book/_static/live/explorers.js"):
+        text = (ROOT / script).read_text()
+        listed = re.search(r"modeBarButtonsToRemove:\s*\[([^\]]*)\]", text)
+        assert listed and re.findall(r'"([A-Za-z0-9]+)"', listed.group(1)) == MODEBAR_REMOVED, script
+        assert "showSendToCloud: false" in text, script
