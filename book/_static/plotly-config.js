@@ -113,6 +113,52 @@
     gd.parentNode.insertBefore(row, gd);
   }
 
+  // A title wider than a phone is cut off at both ends (plotly does not wrap): break it into lines.
+  function wrapTitle(text, width) {
+    if (typeof text !== "string" || text.includes("<br>")) return text;
+    const perLine = Math.max(16, Math.floor((width - 40) / 8.5)); // characters of the 17 px title font
+    const lines = [];
+    for (const word of text.split(" ")) {
+      const last = lines.length - 1;
+      if (last >= 0 && (lines[last] + " " + word).length <= perLine) lines[last] += " " + word;
+      else lines.push(word);
+    }
+    return lines.join("<br>");
+  }
+
+  // On a phone the title goes to the top left, in lines, and the menus above the plot stay below it:
+  // the top margin grows by what the title's lines need, and the figure by as much, so that the
+  // plot area (and every menu placed relative to it) keeps its size.
+  function wrapTitles(layout, gd, width) {
+    const out = Object.assign({}, layout);
+    const title = typeof layout.title === "string" ? { text: layout.title } : Object.assign({}, layout.title || {});
+    if (title.text) {
+      title.text = wrapTitle(title.text, width);
+      const lines = title.text.split("<br>").length;
+      const margin = Object.assign({ t: 90, b: 50 }, layout.margin || {});
+      const height = layout.height || 450;
+      const plot = height - margin.t - margin.b;
+      const menus = [...(layout.updatemenus || [])].filter((m) => (m.y === undefined ? 1 : m.y) > 1)
+        .map((m) => (m.y - 1) * plot + (m.yanchor === "bottom" ? 34 : 0));
+      const top = Math.max(margin.t, 12 + 22 * lines + Math.max(0, ...menus) + 8);
+      Object.assign(title, { x: 0, xanchor: "left", xref: "container", y: 1, yanchor: "top", yref: "container",
+        pad: { t: 10, l: 8 } });
+      out.title = title;
+      out.margin = Object.assign({}, margin, { t: top });
+      out.height = height + top - margin.t;
+      if (gd && gd.style) gd.style.height = out.height + "px";
+    }
+    // menus and sliders that set the title ("title.text" in their arguments) set a wrapped one
+    for (const control of [...(layout.updatemenus || []), ...(layout.sliders || [])]) {
+      for (const item of control.buttons || control.steps || []) {
+        for (const arg of item.args || []) {
+          if (arg && typeof arg["title.text"] === "string") arg["title.text"] = wrapTitle(arg["title.text"], width);
+        }
+      }
+    }
+    return out;
+  }
+
   const newPlot = window.Plotly.newPlot;
   window.Plotly.newPlot = function (gd, data, layout, config) {
     const node = typeof gd === "string" ? document.getElementById(gd) : gd;
@@ -120,7 +166,7 @@
     const width = (node && node.parentElement && node.parentElement.clientWidth) || window.innerWidth;
     if (width < NARROW && layout && Array.isArray(data)) {
       try {
-        layout = stackGrid(node, layout, data);
+        layout = stackGrid(node, wrapTitles(layout, node, width), data);
       } catch (err) {
         console.warn("plotly-config.js: could not restack a grid for a narrow screen", err);
       }

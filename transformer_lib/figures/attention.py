@@ -326,7 +326,7 @@ def scaling_figure(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequ
         template=BOOK_TEMPLATE, height=440, margin=dict(t=110), title=dict(text=title, x=0.98, xanchor="right"),
         updatemenus=[dict(name="measure", buttons=buttons, direction="down", x=0.0, y=1.2, xanchor="left",
                           yanchor="bottom")],
-        legend=dict(orientation="h", y=-0.25),
+        legend=dict(orientation="h", y=-0.3),
         xaxis=dict(type="log", title=dict(text="d_k (dimension of queries and keys)"), tickvals=d_ks),
         yaxis=dict(title=dict(text=names[0]), type="log" if names[0] in log_y else "linear"),
     )

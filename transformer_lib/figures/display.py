@@ -44,7 +44,7 @@ BOOK_TEMPLATE = go.layout.Template(
         font=dict(family="Helvetica, Arial, sans-serif", size=13, color="#222"),
         colorway=PALETTE,
         # below the plot, in rows: a legend at the side takes a third of a phone's width from the plot
-        legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.22, yanchor="top"),
+        legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.3, yanchor="top"),
         paper_bgcolor="white",
         plot_bgcolor="white",
         xaxis=dict(gridcolor="#e5e5e5", zerolinecolor="#bbb", linecolor="#888", automargin=True),

@@ -163,7 +163,7 @@ def norm_placement_figure(n_layers: int = 24, **kwargs: object) -> go.Figure:
     fig.update_layout(
         template=BOOK_TEMPLATE, title=dict(text=titles["gradient"]), height=420,
         xaxis=dict(title=dict(text="layer")), yaxis=dict(type="log", title=dict(text=axis_titles["gradient"])),
-        legend=dict(orientation="h", y=-0.2),
+        legend=dict(orientation="h", y=-0.3),
         updatemenus=[dict(name="quantity", buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.15,
                           yanchor="top")],
     )

@@ -75,7 +75,7 @@ def gradient_norm_figure(
         xaxis=dict(title=dict(text="distance k = T − t (steps between input and last state)")),
         yaxis=dict(title=dict(text="‖∂h_T / ∂x_t‖"), type="log", exponentformat="power"),
         sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix="recurrent scale = "), pad=dict(t=60))],
-        legend=dict(x=0.01, y=0.01, bgcolor="rgba(255,255,255,0.8)"),
+        legend=dict(orientation="v", x=0.01, y=0.01, bgcolor="rgba(255,255,255,0.8)"),
     )
     return fig
 
