@@ -80,8 +80,7 @@ FIGURES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(p =>
     name: (p.closest('[aria-label]') || {getAttribute: () => ''}).getAttribute('aria-label'),
     // plotly's own menus and sliders take no keyboard focus: each needs a <select> (plotly-config.js)
     menus: (layout.updatemenus || []).length + (layout.sliders || []).length,
-    keys: p.previousElementSibling && p.previousElementSibling.classList.contains('tc-keys')
-      ? p.previousElementSibling.querySelectorAll('label > select').length : 0,
+    keys: document.querySelectorAll(`.tc-keys[data-for="${p.id}"] label > select`).length,
   };
 })"""
 

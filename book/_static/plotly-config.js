@@ -21,6 +21,20 @@
   const PANEL = 260; // px: the height of one panel when stacked
   const GAP = 80; // px between stacked panels: room for the axis title and the next panel's title
 
+  // plotly.py's HTML puts the figure in a wrapper of fixed height (the figure's height): a figure
+  // made taller here, or a row of controls added, would spill out of it and be clipped.
+  function fixedWrapper(gd) {
+    const parent = gd && gd.parentElement;
+    return parent && /px$/.test(parent.style.height) ? parent : null;
+  }
+
+  function setHeight(gd, px) {
+    if (!gd || !gd.style) return;
+    gd.style.height = px + "px";
+    const wrapper = fixedWrapper(gd);
+    if (wrapper) wrapper.style.height = "auto";
+  }
+
   function suffix(key) { return key.replace(/^[xy]axis/, ""); }
 
   function stackGrid(gd, layout, data) {
@@ -62,7 +76,7 @@
         colorbar: Object.assign({}, layout.coloraxis.colorbar, { len: Math.min(1, 2 * PANEL / plot), y: 1, yanchor: "top" }),
       });
     }
-    if (gd && gd.style) gd.style.height = out.height + "px";
+    setHeight(gd, out.height);
     return out;
   }
 
@@ -88,9 +102,10 @@
       { kind: "updatemenus", index: i, items: m.buttons || [], active: m.active || 0, name: controlName(m, i, "menu") }));
     (layout.sliders || []).forEach((s, i) => controls.push(
       { kind: "sliders", index: i, items: s.steps || [], active: s.active || 0, name: controlName(s, i, "slider") }));
-    if (!controls.length || gd.previousElementSibling && gd.previousElementSibling.classList.contains("tc-keys")) return;
+    if (!controls.length || !gd.id || document.querySelector(`.tc-keys[data-for="${gd.id}"]`)) return;
     const row = document.createElement("div");
     row.className = "tc-keys";
+    row.setAttribute("data-for", gd.id);
     for (const control of controls) {
       const label = document.createElement("label");
       const select = document.createElement("select");
@@ -110,7 +125,8 @@
       label.appendChild(select);
       row.appendChild(label);
     }
-    gd.parentNode.insertBefore(row, gd);
+    const host = fixedWrapper(gd) || gd; // above the fixed-height wrapper, not inside it
+    host.parentNode.insertBefore(row, host);
   }
 
   // A title wider than a phone is cut off at both ends (plotly does not wrap): break it into lines.
@@ -126,28 +142,49 @@
     return lines.join("<br>");
   }
 
-  // On a phone the title goes to the top left, in lines, and the menus above the plot stay below it:
-  // the top margin grows by what the title's lines need, and the figure by as much, so that the
-  // plot area (and every menu placed relative to it) keeps its size.
-  function wrapTitles(layout, gd, width) {
+  // On a phone the title goes to the top left, in lines, then the legend (in rows: beside or below
+  // the plot it takes the plot's width or collides with the axis title and sliders), then the menus
+  // placed above the plot. The top margin grows by what these need, and the figure by as much, so
+  // that the plot area (and every menu placed relative to it) keeps its size.
+  function legendRows(layout, data, width) {
+    const names = data.filter((t) => ["scatter", "scattergl", "bar"].includes(t.type || "scatter")
+      && t.showlegend !== false && t.visible !== false && t.name !== undefined).map((t) => String(t.name));
+    if (layout.showlegend === false || (names.length < 2 && layout.showlegend !== true)) return 0;
+    let rows = 1;
+    let used = 0;
+    for (const name of names) {
+      const w = name.length * 7 + 45;
+      if (used > 0 && used + w > width - 20) { rows += 1; used = 0; }
+      used += w;
+    }
+    return rows;
+  }
+
+  function narrowLayout(layout, data, gd, width) {
     const out = Object.assign({}, layout);
     const title = typeof layout.title === "string" ? { text: layout.title } : Object.assign({}, layout.title || {});
-    if (title.text) {
-      title.text = wrapTitle(title.text, width);
-      const lines = title.text.split("<br>").length;
-      const margin = Object.assign({ t: 90, b: 50 }, layout.margin || {});
-      const height = layout.height || 450;
-      const plot = height - margin.t - margin.b;
-      const menus = [...(layout.updatemenus || [])].filter((m) => (m.y === undefined ? 1 : m.y) > 1)
-        .map((m) => (m.y - 1) * plot + (m.yanchor === "bottom" ? 34 : 0));
-      const top = Math.max(margin.t, 12 + 22 * lines + Math.max(0, ...menus) + 8);
-      Object.assign(title, { x: 0, xanchor: "left", xref: "container", y: 1, yanchor: "top", yref: "container",
-        pad: { t: 10, l: 8 } });
-      out.title = title;
-      out.margin = Object.assign({}, margin, { t: top });
-      out.height = height + top - margin.t;
-      if (gd && gd.style) gd.style.height = out.height + "px";
+    title.text = title.text ? wrapTitle(title.text, width) : "";
+    const lines = title.text ? title.text.split("<br>").length : 0;
+    const rows = legendRows(layout, data, width);
+    if (!lines && !rows) return out;
+    const margin = Object.assign({ t: 90, b: 50 }, layout.margin || {});
+    const height = layout.height || 450;
+    const plot = height - margin.t - margin.b;
+    const menus = [...(layout.updatemenus || [])].filter((m) => (m.y === undefined ? 1 : m.y) > 1)
+      .map((m) => (m.y - 1) * plot + (m.yanchor === "bottom" ? 34 : 0));
+    const titleBlock = lines ? 24 + 22 * lines : 8;
+    const top = Math.max(margin.t, titleBlock + 28 * rows + Math.max(0, ...menus) + 8);
+    out.margin = Object.assign({}, margin, { t: top });
+    out.height = height + top - margin.t;
+    if (lines) {
+      out.title = Object.assign(title, { x: 0, xanchor: "left", xref: "container", y: 1, yanchor: "top",
+        yref: "container", pad: { t: 22, l: 8 } });
     }
+    if (rows) {
+      out.legend = Object.assign({}, layout.legend || {}, { orientation: "h", x: 0, xanchor: "left",
+        xref: "container", y: 1 - (titleBlock + 4) / out.height, yanchor: "top", yref: "container" });
+    }
+    setHeight(gd, out.height);
     // menus and sliders that set the title ("title.text" in their arguments) set a wrapped one
     for (const control of [...(layout.updatemenus || []), ...(layout.sliders || [])]) {
       for (const item of control.buttons || control.steps || []) {
@@ -166,7 +203,7 @@
     const width = (node && node.parentElement && node.parentElement.clientWidth) || window.innerWidth;
     if (width < NARROW && layout && Array.isArray(data)) {
       try {
-        layout = stackGrid(node, wrapTitles(layout, node, width), data);
+        layout = stackGrid(node, narrowLayout(layout, data, node, width), data);
       } catch (err) {
         console.warn("plotly-config.js: could not restack a grid for a narrow screen", err);
       }
