@@ -19,7 +19,7 @@
 
   const NARROW = 560; // px: below this width a grid's columns become rows
   const PANEL = 260; // px: the height of one panel when stacked
-  const GAP = 80; // px between stacked panels: room for the axis title and the next panel's title
+  const GAP = 105; // px between stacked panels: room for slanted tick labels, the axis title and the next title
 
   // plotly.py's HTML puts the figure in a wrapper of fixed height (the figure's height): a figure
   // made taller here, or a row of controls added, would spill out of it and be clipped.
@@ -60,7 +60,8 @@
       const tag = "x" + suffix(p.x);
       for (const trace of data) {
         if ((trace.xaxis || "x") === tag && trace.colorbar) {
-          trace.colorbar = Object.assign({}, trace.colorbar, { x: 1.02, y: (top + bottom) / 2, len: PANEL / plot });
+          trace.colorbar = Object.assign({}, trace.colorbar, { orientation: "v", x: 1.02, xanchor: "left",
+            y: (top + bottom) / 2, yanchor: "middle", len: PANEL / plot });
         }
       }
     });

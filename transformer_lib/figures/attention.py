@@ -135,6 +135,7 @@ _GRID_AXIS_TITLES = ("key", "query")
 # Menus stack above the plot, one per line, each a fixed number of pixels above the plot area,
 # so that on a phone's narrow column they never overlap (side by side they did).
 _MENU_LINE_PX = 34
+_MENU_ABOVE_PX = 26  # clear of the subplot titles ("head 1") just above a grid's top row
 
 
 def _menu(buttons: list[dict], line: int, plot_px: int, name: str, active: int = 0) -> dict:
@@ -142,7 +143,7 @@ def _menu(buttons: list[dict], line: int, plot_px: int, name: str, active: int =
     area's height ``plot_px``. Its buttons' labels say what they choose ("head 2", "cross-attention,
     layer 1"), so it needs no separate label that could collide with it. ``name`` labels the
     keyboard control the book adds for it (book/_static/plotly-config.js)."""
-    y = 1.0 + (8 + line * _MENU_LINE_PX) / plot_px
+    y = 1.0 + (_MENU_ABOVE_PX + line * _MENU_LINE_PX) / plot_px
     return dict(name=name, buttons=buttons, direction="down", x=0.0, y=y, xanchor="left", yanchor="bottom",
                 showactive=True, active=active, pad=dict(r=4, t=0, b=0))
 
