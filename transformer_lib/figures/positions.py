@@ -168,6 +168,8 @@ def positional_waves_menu_figure(d_model: int = 64, positions: tuple[int, int] =
     fig.update_layout(
         template=BOOK_TEMPLATE, height=480, sliders=[_slider(steps, "pair i = ")],
         title=dict(text=steps[0]["args"][1]["title.text"]),
+        # above the plot, right: below it, the legend would sit on the slider
+        legend=dict(orientation="h", x=1.0, xanchor="right", y=1.02, yanchor="bottom"),
         xaxis=dict(title=dict(text="position")), yaxis=dict(title=dict(text="value"), range=[-1.1, 1.1]),
     )
     return fig
