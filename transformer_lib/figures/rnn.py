@@ -72,7 +72,7 @@ def gradient_norm_figure(
     ) for i, scale in enumerate(scales)]
     fig.update_layout(
         template=BOOK_TEMPLATE, height=500, title=dict(text=steps[0]["args"][1]["title.text"]),
-        xaxis=dict(title=dict(text="distance k = T − t (steps between input and last state)")),
+        xaxis=dict(title=dict(text="distance k = T − t (steps back from the end)")),
         yaxis=dict(title=dict(text="‖∂h_T / ∂x_t‖"), type="log", exponentformat="power"),
         sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix="recurrent scale = "), pad=dict(t=60))],
         legend=dict(orientation="v", x=0.01, y=0.01, bgcolor="rgba(255,255,255,0.8)"),
