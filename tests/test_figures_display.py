@@ -26,7 +26,41 @@ def test_figure_mimebundle_has_lab_and_book_forms_without_plotly_js() -> None:
     page = bundle["text/html"]
     assert "Plotly.newPlot" in page and "<script src" not in page and len(page) < 50_000  # no plotly.js bundle inside
     assert "height:300px" in page
-    assert bundle["text/plain"] == "<plotly figure: a  title>"
+    assert bundle["text/plain"] == "<plotly figure: a title>"
+    # a text alternative for screen readers, and no toolbar button that uploads the figure
+    assert '<div role="figure" aria-label="Plot: a title">' in page
+    assert '"showSendToCloud": false' in page and "sendChartToCloud" in page
+
+
+def _title(node: object) -> str:
+    title = node.get("title", {}) if isinstance(node, dict) else {}
+    return (title.get("text", "") if isinstance(title, dict) else str(title or "")).strip()
+
+
+def test_every_stored_figure_has_a_title_and_titled_axes() -> None:
+    """Every plotly figure the notebooks show (their stored outputs, made by the library's figure
+    functions): a title, and a title on each visible axis that shows tick labels."""
+    import json
+    from pathlib import Path
+
+    notebooks = sorted((Path(__file__).resolve().parent.parent / "book").glob("*.ipynb"))
+    missing, figures = [], 0
+    for path in notebooks:
+        for cell in json.loads(path.read_text())["cells"]:
+            for output in cell.get("outputs", []):
+                fig = output.get("data", {}).get(PLOTLY_MIMETYPE)
+                if fig is None:
+                    continue
+                figures += 1
+                layout = fig.get("layout", {})
+                if not _title(layout):
+                    missing.append(f"{path.name}: a figure without a title")
+                for key, axis in layout.items():
+                    if (key[:5] in ("xaxis", "yaxis") and axis.get("visible", True)
+                            and axis.get("showticklabels", True) and not _title(axis)):
+                        missing.append(f"{path.name}: {_title(layout)!r}: {key} has no title")
+    assert figures >= 15, f"only {figures} figures found in {len(notebooks)} notebooks"
+    assert not missing, "\n".join(missing)
 
 
 def test_figure_div_ids_are_repeatable_and_unique_on_a_page() -> None:

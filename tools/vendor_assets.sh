@@ -15,7 +15,9 @@
 #                  kernel and without require.js; 1.x is the line for ipywidgets 8) and its icon fonts;
 #                  licence: the ipywidgets BSD-3-Clause LICENSE (same repository) + the bundle's notices.
 #   d3/, jquery/   what bertviz's views need (bertviz pins d3 5.7.0; jQuery 3 for its selectors).
-#   mathjax/       MathJax 3 tex-chtml-full.js (every TeX extension built in, so nothing is autoloaded)
+#   mathjax/       MathJax 3 tex-chtml.js (base and AMS TeX: what the book uses; a macro from another
+#                  extension would be autoloaded from mathjax/input/tex/extensions, which is not vendored,
+#                  and the browser test would report the 404)
 #                  and the CHTML fonts it loads relative to itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,7 +75,7 @@ cp "$tmp/d3/package/dist/d3.min.js" "$tmp/d3/package/LICENSE" "$dest/d3/"
 cp "$tmp/jquery/package/dist/jquery.min.js" "$tmp/jquery/package/LICENSE.txt" "$dest/jquery/"
 
 mj="$tmp/mathjax/package"
-cp "$mj/es5/tex-chtml-full.js" "$mj/LICENSE" "$dest/mathjax/"
+cp "$mj/es5/tex-chtml.js" "$mj/LICENSE" "$dest/mathjax/"
 cp -r "$mj/es5/output/chtml/fonts/woff-v2" "$dest/mathjax/output/chtml/fonts/"
 
 cat > "$dest/VERSIONS.txt" <<EOF

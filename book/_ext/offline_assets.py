@@ -14,6 +14,10 @@
   (``transformer_lib.browser_model``), and fetched by the page only when the reader first uses it.
   Where the live explorers replaced every saved widget view, the saved widget state and the
   widget manager (1.9 MB) are left out.
+* On every page: ``reader.css`` (a page never wider than a phone's screen, code wrapped at the
+  column); on pages with plotly figures, ``plotly-config.js`` (no toolbar button that uploads a
+  figure). The theme's FontAwesome script is taken out of every written page: its CSS and web
+  fonts draw the same icons, and the script weighs 1.5 MB.
 * Each inline script once: sphinx-thebe's configuration script is otherwise emitted twice (Sphinx
   keeps an inline script added after the builder started under two names, None and ''), and the
   second copy fails with "Identifier 'THEBE_JS_URL' has already been declared".
@@ -28,6 +32,14 @@ from pathlib import Path
 from sphinx.application import Sphinx
 
 PLOTLY_JS = "vendor/plotly/plotly-cartesian.min.js"  # under html_static_path (book/_static)
+PLOTLY_DEFAULTS = "plotly-config.js"  # no "Share chart..." (an upload to plotly's cloud) on any figure
+READER_CSS = "reader.css"  # long names break, code wraps, nothing widens a phone's page
+# The theme's FontAwesome *script* (1.5 MB on every page) only swaps the icons' <i> elements for
+# SVG; the theme's CSS already draws the same icons with FontAwesome's web fonts.
+# docutils marks the bibliography role="list" with entries that are not list items; screen readers
+# (and axe-core) expect list items in a list: the entries keep their role="doc-biblioentry".
+CITATION_LIST = '<div role="list" class="citation-list">'
+FONTAWESOME_SCRIPT = re.compile(r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js\?[^"]*"></script>')
 MATHJAX_HUB_SHIM = "mathjax-hub-shim.js"
 WIDGET_MANAGER = "html-manager/embed.js"
 PLOTLY_MARKER = "Plotly.newPlot"
@@ -98,6 +110,7 @@ def add_page_scripts(app: Sphinx, pagename: str, templatename: str, context: dic
     if _draws_plotly(context) or live:
         # priority 200: a plain script in the head, before the widget manager (500) runs saved outputs.
         app.add_js_file(PLOTLY_JS, priority=200)
+        app.add_js_file(PLOTLY_DEFAULTS, priority=201)
     if widgets:
         # before the widget manager, so that its load handler finds the shim in place
         app.add_js_file(MATHJAX_HUB_SHIM, priority=450)
@@ -122,6 +135,19 @@ def _is_mathjax(app: Sphinx, script: object) -> bool:
             or str(script.attributes.get("body", "")).startswith("window.MathJax"))
 
 
+def fix_written_pages(app: Sphinx, exception: Exception | None) -> None:
+    """Take the theme's FontAwesome script out of every page (its template adds it, not a script
+    list this extension could filter); the icons still draw, from the theme's CSS and web fonts.
+    And drop the bibliography's role="list" (``CITATION_LIST``)."""
+    if exception is not None or app.builder.format != "html":
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        lighter = FONTAWESOME_SCRIPT.sub("", text).replace(CITATION_LIST, '<div class="citation-list">')
+        if lighter != text:
+            page.write_text(lighter, encoding="utf-8")
+
+
 def write_live_model(app: Sphinx, exception: Exception | None) -> None:
     """The book's model for the live explorers, into the site's _static/live (not committed twice)."""
     if exception is not None or app.builder.format != "html":
@@ -135,4 +161,6 @@ def setup(app: Sphinx) -> dict:
     # priority 600: after myst-nb (500) has added the page's widget scripts.
     app.connect("html-page-context", add_page_scripts, priority=600)
     app.connect("build-finished", write_live_model)
+    app.connect("build-finished", fix_written_pages)
+    app.add_css_file(READER_CSS)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

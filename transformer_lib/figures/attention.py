@@ -115,8 +115,8 @@ def attention_figure(
             fig.add_trace(_heatmap(weights[h], queries, keys, name=f"head {h + 1}"),
                           row=h // cols + 1, col=h % cols + 1)
         axes = _token_axes(queries, keys)
-        fig.update_xaxes(**axes["xaxis"])
-        fig.update_yaxes(**axes["yaxis"])
+        fig.update_xaxes(**axes["xaxis"], title_text=_GRID_AXIS_TITLES[0])
+        fig.update_yaxes(**axes["yaxis"], title_text=_GRID_AXIS_TITLES[1])
         fig.update_layout(title=dict(text=f"{title}, all {n_heads} heads"), height=330 * rows + 80)
     else:
         if isinstance(head, str):
@@ -130,13 +130,22 @@ def attention_figure(
     return fig
 
 
-def _menu(buttons: list[dict], x: float, label: str, active: int = 0) -> tuple[dict, dict]:
-    """A dropdown placed above the plot, and its label."""
-    menu = dict(buttons=buttons, direction="down", x=x, y=1.17, xanchor="left", yanchor="bottom",
-                showactive=True, active=active, pad=dict(r=4, t=0))
-    note = dict(text=label, x=x, y=1.30, xref="paper", yref="paper", xanchor="left", yanchor="bottom",
-                showarrow=False, font=dict(size=12, color="#555"))
-    return menu, note
+# In a grid each panel's axes say which side is which; the tokens on the ticks say the rest.
+_GRID_AXIS_TITLES = ("key", "query")
+# Menus stack above the plot, one per line, each a fixed number of pixels above the plot area,
+# so that on a phone's narrow column they never overlap (side by side they did).
+_MENU_LINE_PX = 34
+_MENU_ABOVE_PX = 26  # clear of the subplot titles ("head 1") just above a grid's top row
+
+
+def _menu(buttons: list[dict], line: int, plot_px: int, name: str, active: int = 0) -> dict:
+    """A dropdown placed above the plot on line ``line`` (0: nearest the plot), given the plot
+    area's height ``plot_px``. Its buttons' labels say what they choose ("head 2", "cross-attention,
+    layer 1"), so it needs no separate label that could collide with it. ``name`` labels the
+    keyboard control the book adds for it (book/_static/plotly-config.js)."""
+    y = 1.0 + (_MENU_ABOVE_PX + line * _MENU_LINE_PX) / plot_px
+    return dict(name=name, buttons=buttons, direction="down", x=0.0, y=y, xanchor="left", yanchor="bottom",
+                showactive=True, active=active, pad=dict(r=4, t=0, b=0))
 
 
 def _layers(maps: AttentionMaps) -> list[tuple[str, int]]:
@@ -183,12 +192,14 @@ def attention_menu_figure(maps: AttentionMaps, index: int = 0) -> go.Figure:
              args=[{"z": [_rounded(weights[h]) for weights, _, _ in data]}, list(range(len(layers)))])
         for h in range(n_heads)
     ]
-    kind_menu, kind_note = _menu(buttons, 0.0, "attention and layer", active=first)
-    head_menu, head_note = _menu(head_buttons, 0.55, "head")
+    height, top, bottom = 600, 150, 50
+    plot_px = height - top - bottom
     first_kind, _ = layers[first]
     fig.update_layout(
-        template=BOOK_TEMPLATE, coloraxis=_COLOR_AXIS, height=560, margin=dict(t=130),
-        updatemenus=[kind_menu, head_menu], annotations=[kind_note, head_note],
+        template=BOOK_TEMPLATE, coloraxis=_COLOR_AXIS, height=height, margin=dict(t=top, b=bottom),
+        title=dict(text="Attention maps: choose attention, layer and head", y=0.98, yanchor="top"),
+        updatemenus=[_menu(buttons, 1, plot_px, "attention and layer", active=first),
+                     _menu(head_buttons, 0, plot_px, "head")],
         **_token_axes(data[first][1], data[first][2]),
     )
     fig.update_xaxes(title_text=_AXIS_TITLES[first_kind][0])
@@ -225,13 +236,14 @@ def attention_heads_menu_figure(maps: AttentionMaps, index: int = 0) -> go.Figur
             method="update",
             args=[{"visible": [j == i for j in range(len(layers)) for _ in range(n_heads)]}, relayout],
         ))
-    menu, note = _menu(buttons, 0.0, "attention and layer (all heads)", active=first)
     axes = _token_axes(data[first][1], data[first][2])
-    fig.update_xaxes(**axes["xaxis"])
-    fig.update_yaxes(**axes["yaxis"])
-    fig.update_layout(template=BOOK_TEMPLATE, coloraxis=_COLOR_AXIS, height=330 * rows + 150,
-                      margin=dict(t=140), updatemenus=[menu])
-    fig.add_annotation(note)
+    fig.update_xaxes(**axes["xaxis"], title_text=_GRID_AXIS_TITLES[0])
+    fig.update_yaxes(**axes["yaxis"], title_text=_GRID_AXIS_TITLES[1])
+    height, top, bottom = 330 * rows + 150, 140, 50
+    fig.update_layout(template=BOOK_TEMPLATE, coloraxis=_COLOR_AXIS, height=height, margin=dict(t=top, b=bottom),
+                      title=dict(text=f"All {n_heads} heads of one layer: choose attention and layer",
+                                 y=0.99, yanchor="top"),
+                      updatemenus=[_menu(buttons, 0, height - top - bottom, "attention and layer", active=first)])
     return fig
 
 
@@ -264,7 +276,9 @@ def mask_figure(mask: Tensor, queries: Sequence[str], keys: Sequence[str] | None
             for i, q in enumerate(queries)]
     fig = go.Figure(go.Heatmap(
         z=[[int(a) for a in row] for row in allowed], text=text, hovertemplate="%{text}<extra></extra>",
-        zmin=0, zmax=1, colorscale=[[0.0, "#ffffff"], [1.0, "#1f4e79"]], showscale=False, xgap=2, ygap=2,
+        zmin=0, zmax=1, colorscale=[[0.0, "#ffffff"], [0.5, "#ffffff"], [0.5, "#1f4e79"], [1.0, "#1f4e79"]],
+        xgap=2, ygap=2, colorbar=dict(tickvals=[0.25, 0.75], ticktext=["blocked", "may attend"], len=0.6,
+                                      thickness=14, outlinecolor="#888", outlinewidth=1),
     ))
     fig.update_layout(
         template=BOOK_TEMPLATE, title=dict(text=title), height=120 + 45 * len(queries),
@@ -311,8 +325,9 @@ def scaling_figure(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequ
                for m, name in enumerate(names)]
     fig.update_layout(
         template=BOOK_TEMPLATE, height=440, margin=dict(t=110), title=dict(text=title, x=0.98, xanchor="right"),
-        updatemenus=[dict(buttons=buttons, direction="down", x=0.0, y=1.2, xanchor="left", yanchor="bottom")],
-        legend=dict(orientation="h", y=-0.25),
+        updatemenus=[dict(name="measure", buttons=buttons, direction="down", x=0.0, y=1.2, xanchor="left",
+                          yanchor="bottom")],
+        legend=dict(orientation="h", y=-0.3),
         xaxis=dict(type="log", title=dict(text="d_k (dimension of queries and keys)"), tickvals=d_ks),
         yaxis=dict(title=dict(text=names[0]), type="log" if names[0] in log_y else "linear"),
     )

@@ -54,6 +54,19 @@ _INLINE_LOADER = """
 """
 
 
+# bertviz numbers layers and heads from 0, the book's own figures from 1: its controls say so.
+ZERO_BASED_NOTE = ("bertviz numbers layers and heads from 0: its layer 0 is layer 1 in the book's other "
+                   "figures, and its head 0 is head 1.")
+
+
+def _labelled_controls(body: str) -> str:
+    """bertviz's menus with accessible names (a screen reader otherwise announces a bare "combo box")
+    and the note on its numbering from 0."""
+    body = body.replace('<select id="layer">', '<select id="layer" aria-label="layer (numbered from 0)">')
+    body = body.replace('<select id="filter">', '<select id="filter" aria-label="attention">')
+    return body + f'<p class="bertviz-note" style="font-size:0.85em;color:#555">{ZERO_BASED_NOTE}</p>'
+
+
 def _bertviz_html(view: Callable[..., HTML], maps: AttentionMaps, index: int, assets: str | None) -> HTML:
     """Run a bertviz view and make its output work without a CDN.
 
@@ -83,7 +96,7 @@ def _bertviz_html(view: Callable[..., HTML], maps: AttentionMaps, index: int, as
     old_id = re.search(r"bertviz-[0-9a-f]{32}", page).group(0)
     content = json.dumps(maps.bertviz_kwargs(index), default=lambda t: t.tolist()) + view.__name__
     new_id = div_id(content, prefix="bertviz")
-    body = page[: match.start()].replace(old_id, new_id)
+    body = _labelled_controls(page[: match.start()].replace(old_id, new_id))
     script = script.replace(old_id, new_id)
     if assets == "book":
         loader = _BOOK_LOADER.replace("PATHS", json.dumps(_LIBRARIES))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import html
 import json
 import re
 from collections import Counter
@@ -21,13 +22,29 @@ import plotly.io as pio
 from plotly.io.base_renderers import MimetypeRenderer
 
 PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
-PLOTLY_CONFIG = {"responsive": True, "displaylogo": False}
+# The toolbar keeps what works on the page itself (zoom, pan, reset, save as PNG): plotly.js 4
+# offers "Share chart..." by default, which uploads the figure's data to plotly's cloud, and the
+# book promises that nothing leaves the page's host. book/_static/plotly-config.js and the live
+# explorers (book/_static/live/explorers.js) set the same for figures stored before this changed.
+MODEBAR_REMOVED = ["sendChartToCloud", "sendDataToCloud", "editInChartStudio", "select2d", "lasso2d",
+                   "toggleSpikelines", "hoverClosestCartesian", "hoverCompareCartesian"]
+PLOTLY_CONFIG = {"responsive": True, "displaylogo": False, "showSendToCloud": False,
+                 "modeBarButtonsToRemove": MODEBAR_REMOVED}
+
+# Okabe and Ito's colour-blind-safe palette (distinct under the common colour-vision deficiencies);
+# figures that compare curves or groups also vary line dash or marker shape (``DASHES``,
+# ``MARKERS``), so that no comparison rests on colour alone.
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
+DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
+MARKERS = ["circle", "square", "diamond", "triangle-up", "x", "cross", "star", "triangle-down"]
 
 # A small template: plotly's default one adds about 7 kB to every figure in the notebook and page.
 BOOK_TEMPLATE = go.layout.Template(
     layout=dict(
         font=dict(family="Helvetica, Arial, sans-serif", size=13, color="#222"),
-        colorway=["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"],
+        colorway=PALETTE,
+        # below the plot, in rows: a legend at the side takes a third of a phone's width from the plot
+        legend=dict(orientation="h", x=0.0, xanchor="left", y=-0.3, yanchor="top"),
         paper_bgcolor="white",
         plot_bgcolor="white",
         xaxis=dict(gridcolor="#e5e5e5", zerolinecolor="#bbb", linecolor="#888", automargin=True),
@@ -97,8 +114,29 @@ def figure_mimebundle(fig: go.Figure | dict) -> dict[str, object]:
     )
     title = fig_dict.get("layout", {}).get("title", {})
     title_text = title.get("text", "") if isinstance(title, dict) else str(title)
-    plain = f"<plotly figure: {re.sub('<[^>]+>', ' ', title_text).strip() or 'untitled'}>"
+    name = re.sub(r"\s+", " ", re.sub("<[^>]+>", " ", title_text)).strip() or "untitled"
+    plain = f"<plotly figure: {name}>"
+    # A screen reader announces the figure by its title (the plot's SVG has no text alternative);
+    # role="figure" keeps plotly's toolbar buttons inside it reachable.
+    page_html = f'<div role="figure" aria-label="{html.escape(_accessible_name(fig_dict, name))}">{page_html}</div>'
     return {PLOTLY_MIMETYPE: json.loads(fig_json), "text/html": page_html, "text/plain": plain}
+
+
+def _axis_title(axis: object) -> str:
+    title = axis.get("title", {}) if isinstance(axis, dict) else {}
+    text = title.get("text", "") if isinstance(title, dict) else str(title)
+    return re.sub("<[^>]+>", " ", text or "").strip()
+
+
+def _accessible_name(fig_dict: dict, name: str) -> str:
+    """"Plot: <title>; x: <axis title>; y: <axis title>", the text alternative of a figure."""
+    layout = fig_dict.get("layout", {})
+    axes = []
+    for key in sorted(k for k in layout if re.fullmatch(r"[xy]axis\d*", k)):
+        text = _axis_title(layout[key])
+        if text and f"{key[0]}: {text}" not in axes:
+            axes.append(f"{key[0]}: {text}")
+    return "; ".join([f"Plot: {name}", *axes])
 
 
 class BookRenderer(MimetypeRenderer):

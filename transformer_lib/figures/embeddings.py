@@ -8,10 +8,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..lexicon import ADJECTIVES, DETERMINERS, NOUNS, PREPOSITIONS, PRONOUNS, VERBS
-from .display import BOOK_TEMPLATE
+from .display import BOOK_TEMPLATE, MARKERS, PALETTE
 
 OTHER = "other"  # the label of words a grouping says nothing about
-_COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"]
 
 
 def embedding_scatter_figure(
@@ -49,7 +48,9 @@ def embedding_scatter_figure(
             fig.add_trace(go.Scatter(
                 x=points[rows, 0], y=points[rows, 1], mode="markers", text=[words[n] for n in rows],
                 name=value, visible=name == first, legendgroup=name,
-                marker=dict(size=5 if other else 8, color="#bbbbbb" if other else _COLOURS[i % len(_COLOURS)]),
+                # colour and shape both tell the groups apart (colour alone fails colour-blind readers)
+                marker=dict(size=5 if other else 8, color="#bbbbbb" if other else PALETTE[i % len(PALETTE)],
+                            symbol="circle" if other else MARKERS[i % len(MARKERS)]),
                 hovertemplate=f"%{{text}}<br>{name}: {value}<extra></extra>",
             ))
             owners.append(name)
@@ -60,8 +61,8 @@ def embedding_scatter_figure(
         template=BOOK_TEMPLATE, height=620, title=dict(text=f"{title}: {first}"),
         xaxis=dict(title=dict(text="first principal component")),
         yaxis=dict(title=dict(text="second principal component")),
-        updatemenus=[dict(buttons=buttons, direction="down", x=0.0, xanchor="left", y=1.12, yanchor="top",
-                          showactive=True, active=0)],
+        updatemenus=[dict(name="grouping", buttons=buttons, direction="down", x=0.0, xanchor="left", y=1.12,
+                          yanchor="top", showactive=True, active=0)],
         margin=dict(t=110),
     )
     return fig

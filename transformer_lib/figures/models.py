@@ -102,9 +102,9 @@ def parameter_breakdown_figure(presets: Sequence[str] = ("small", "base", "big")
     ]
     fig.update_layout(
         template=BOOK_TEMPLATE, title=dict(text=title(0)), height=430, showlegend=False,
-        xaxis=dict(title=dict(text="parameters")),
-        updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.13, yanchor="top",
-                          showactive=True, active=0)],
+        xaxis=dict(title=dict(text="parameters")), yaxis=dict(title=dict(text="component")),
+        updatemenus=[dict(name="preset", buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.13,
+                          yanchor="top", showactive=True, active=0)],
     )
     return fig
 
@@ -158,16 +158,18 @@ def norm_placement_figure(n_layers: int = 24, **kwargs: object) -> go.Figure:
                 hovertemplate="layer %{x}: %{y:.3g}<extra>" + label + "</extra>",
             ))
     titles = {"gradient": "Gradient norm of each layer's weights", "activation": "RMS of each layer's output"}
+    axis_titles = {"gradient": "gradient norm (log scale)", "activation": "RMS of the output (log scale)"}
     buttons = [
         dict(label=quantity, method="update",
              args=[{"visible": [q == quantity for q in ("gradient", "activation") for _ in scales]},
-                   {"title.text": titles[quantity]}])
+                   {"title.text": titles[quantity], "yaxis.title.text": axis_titles[quantity]}])
         for quantity in ("gradient", "activation")
     ]
     fig.update_layout(
         template=BOOK_TEMPLATE, title=dict(text=titles["gradient"]), height=420,
-        xaxis=dict(title=dict(text="layer")), yaxis=dict(type="log"),
-        legend=dict(orientation="h", y=-0.2),
-        updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.15, yanchor="top")],
+        xaxis=dict(title=dict(text="layer")), yaxis=dict(type="log", title=dict(text=axis_titles["gradient"])),
+        legend=dict(orientation="h", y=-0.3),
+        updatemenus=[dict(name="quantity", buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.15,
+                          yanchor="top")],
     )
     return fig

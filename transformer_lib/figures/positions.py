@@ -80,6 +80,11 @@ def _matrix(z: np.ndarray, x: np.ndarray, y: np.ndarray, hover: str, **kwargs: o
     return go.Heatmap(z=z.astype(np.float32), x=x, y=y, hovertemplate=hover + "<extra></extra>", **kwargs)
 
 
+def _colorbar(x: float, y: float) -> dict:
+    """A slim colour scale beside one panel of a grid (``x``, ``y``: its place in the figure)."""
+    return dict(x=x, y=y, len=0.4, thickness=10, xpad=4, tickfont=dict(size=10))
+
+
 def positional_encoding_figure(
     d_model: int = 64, dims: tuple[int, int] = (0, 7), positions: tuple[int, int] = (0, 50)
 ) -> go.Figure:
@@ -103,12 +108,13 @@ def positional_encoding_figure(
     for trace in _wave_traces(table, d_model, range(first_dim, last_dim + 1), x):
         fig.add_trace(trace, row=1, col=1)
     fig.add_trace(_matrix(table, np.arange(d_model), x, "position %{y}, dimension %{x}: %{z:.3f}",
-                          colorscale="RdBu", zmid=0, showscale=False), row=1, col=2)
+                          colorscale="RdBu", zmid=0, colorbar=_colorbar(1.0, 0.79)), row=1, col=2)
     fig.add_trace(_matrix(table @ table.T, x, x, "m=%{y}, n=%{x}: %{z:.2f}", colorscale="Viridis",
-                          showscale=False), row=2, col=1)
+                          colorbar=_colorbar(0.45, 0.21)), row=2, col=1)
     fig.add_trace(_matrix(rope_scores(d_model, positions), x, x, "m=%{y}, n=%{x}: %{z:.2f}",
-                          colorscale="Viridis", showscale=False), row=2, col=2)
+                          colorscale="Viridis", colorbar=_colorbar(1.0, 0.21)), row=2, col=2)
     fig.update_xaxes(title_text="position", row=1, col=1)
+    fig.update_yaxes(title_text="value", row=1, col=1)
     fig.update_xaxes(title_text="dimension", row=1, col=2)
     for col in (1, 2):
         fig.update_xaxes(title_text="position n", row=2, col=col)
@@ -119,8 +125,15 @@ def positional_encoding_figure(
     return fig
 
 
-def _slider(steps: list[dict], prefix: str, active: int = 0) -> dict:
-    return dict(active=active, steps=steps, currentvalue=dict(prefix=prefix), pad=dict(t=80))
+def _slider(steps: list[dict], prefix: str, active: int = 0, below_px: int = 80) -> dict:
+    return dict(active=active, steps=steps, currentvalue=dict(prefix=prefix), pad=dict(t=below_px))
+
+
+def _colorbar_below(center: float, length: float) -> dict:
+    """A horizontal colour scale under one panel of a row of panels (``center``, ``length``: its place
+    and width in the figure), clear of the x-axis title above it."""
+    return dict(orientation="h", x=center, xanchor="center", y=-0.3, yanchor="top", len=length, thickness=10,
+                tickfont=dict(size=10))
 
 
 def positional_waves_menu_figure(d_model: int = 64, positions: tuple[int, int] = (0, 100)) -> go.Figure:
@@ -151,6 +164,8 @@ def positional_waves_menu_figure(d_model: int = 64, positions: tuple[int, int] =
     fig.update_layout(
         template=BOOK_TEMPLATE, height=480, sliders=[_slider(steps, "pair i = ")],
         title=dict(text=steps[0]["args"][1]["title.text"]),
+        # above the plot, right: below it, the legend would sit on the slider
+        legend=dict(orientation="h", x=1.0, xanchor="right", y=1.02, yanchor="bottom"),
         xaxis=dict(title=dict(text="position")), yaxis=dict(title=dict(text="value"), range=[-1.1, 1.1]),
     )
     return fig
@@ -169,15 +184,17 @@ def positional_encoding_menu_figure(
     x = np.arange(positions[0], positions[1] + 1)
     fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.09, column_widths=[0.4, 0.3, 0.3], subplot_titles=[
         "PE table: position × dimension", "sinusoidal: PE(m) · PE(n)", "RoPE: q at m · k at n / √d"])
+    domains = [fig.layout[name].domain for name in ("xaxis", "xaxis2", "xaxis3")]
+    bars = [_colorbar_below((a + b) / 2, b - a) for a, b in domains]
     for i, d_model in enumerate(d_models):
         table = _table(d_model, positions)
         visible = i == 0
         fig.add_trace(_matrix(table, np.arange(d_model), x, "position %{y}, dimension %{x}: %{z:.3f}",
-                              colorscale="RdBu", zmid=0, showscale=False, visible=visible), row=1, col=1)
+                              colorscale="RdBu", zmid=0, colorbar=bars[0], visible=visible), row=1, col=1)
         fig.add_trace(_matrix(table @ table.T, x, x, "m=%{y}, n=%{x}: %{z:.2f}", colorscale="Viridis",
-                              showscale=False, visible=visible), row=1, col=2)
+                              colorbar=bars[1], visible=visible), row=1, col=2)
         fig.add_trace(_matrix(rope_scores(d_model, positions), x, x, "m=%{y}, n=%{x}: %{z:.2f}",
-                              colorscale="Viridis", showscale=False, visible=visible), row=1, col=3)
+                              colorscale="Viridis", colorbar=bars[2], visible=visible), row=1, col=3)
     steps = [dict(label=str(d_model), method="update",
                   args=[{"visible": [j == i for j in range(len(d_models)) for _ in range(3)]},
                         {"title.text": f"Positions {positions[0]}–{positions[1]}, d_model = {d_model}"}])
@@ -186,7 +203,7 @@ def positional_encoding_menu_figure(
     fig.update_xaxes(title_text="position n", row=1, col=2)
     fig.update_xaxes(title_text="position n", row=1, col=3)
     fig.update_yaxes(title_text="position", autorange="reversed")
-    fig.update_layout(template=BOOK_TEMPLATE, height=520, sliders=[_slider(steps, "d_model = ")],
+    fig.update_layout(template=BOOK_TEMPLATE, height=580, sliders=[_slider(steps, "d_model = ", below_px=150)],
                       title=dict(text=steps[0]["args"][1]["title.text"]))
     return fig
 
@@ -226,6 +243,7 @@ def similarity_by_offset_figure(d_models: Sequence[int] = (16, 64, 256), max_off
         title=dict(text="Similarity of two positional encodings k positions apart"),
         xaxis=dict(title=dict(text="offset k = |m − n|")),
         yaxis=dict(title=dict(text="PE(m) · PE(n) / (d_model / 2)")),
-        updatemenus=[dict(buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.15, yanchor="top")],
+        updatemenus=[dict(name="d_model", buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.15,
+                          yanchor="top")],
     )
     return fig

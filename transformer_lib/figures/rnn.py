@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 
 from ..evaluation import LengthBucket
-from .display import BOOK_TEMPLATE
+from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
 
 
 def _positive_or_gap(values: Sequence[float]) -> list[float | None]:
@@ -54,14 +54,15 @@ def gradient_norm_figure(
     for i, scale in enumerate(scales):
         fig.add_trace(go.Scatter(
             x=distance, y=_positive_or_gap(by_scale[scale]), mode="lines+markers", marker=dict(size=4),
-            name=f"vanilla RNN, scale {scale:g}", visible=i == 0, line=dict(color="#1f77b4"),
+            name=f"vanilla RNN, scale {scale:g}", visible=i == 0, line=dict(color=PALETTE[0]),
             hovertemplate=f"vanilla RNN (scale {scale:g})<br>distance %{{x}}: %{{y:.3g}}<extra></extra>",
         ))
-    colours = ["#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
     for j, (label, values) in enumerate(fixed.items()):
+        # a dash pattern and a marker shape of their own, not only a colour, tell the curves apart
         fig.add_trace(go.Scatter(
-            x=distance, y=_positive_or_gap(values), mode="lines", name=label,
-            line=dict(color=colours[j % len(colours)], dash="dash"),
+            x=distance, y=_positive_or_gap(values), mode="lines+markers", name=label,
+            line=dict(color=PALETTE[1 + j % (len(PALETTE) - 1)], dash=DASHES[1 + j % (len(DASHES) - 1)]),
+            marker=dict(size=6, symbol=MARKERS[1 + j % (len(MARKERS) - 1)], maxdisplayed=25),
             hovertemplate=f"{label}<br>distance %{{x}}: %{{y:.3g}}<extra></extra>",
         ))
     steps = [dict(
@@ -71,10 +72,10 @@ def gradient_norm_figure(
     ) for i, scale in enumerate(scales)]
     fig.update_layout(
         template=BOOK_TEMPLATE, height=500, title=dict(text=steps[0]["args"][1]["title.text"]),
-        xaxis=dict(title=dict(text="distance k = T − t (steps between input and last state)")),
+        xaxis=dict(title=dict(text="distance k = T − t (steps back from the end)")),
         yaxis=dict(title=dict(text="‖∂h_T / ∂x_t‖"), type="log", exponentformat="power"),
         sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix="recurrent scale = "), pad=dict(t=60))],
-        legend=dict(x=0.01, y=0.01, bgcolor="rgba(255,255,255,0.8)"),
+        legend=dict(orientation="v", x=0.01, y=0.01, bgcolor="rgba(255,255,255,0.8)"),
     )
     return fig
 
@@ -85,9 +86,10 @@ def timing_figure(lengths: Sequence[int], seconds: Mapping[str, Sequence[float]]
         raise TypeError(f"lengths: expected a non-empty sequence of ints, got {lengths!r:.60}")
     _check_curves("seconds", seconds, len(lengths))
     fig = go.Figure()
-    for label, values in seconds.items():
+    for j, (label, values) in enumerate(seconds.items()):
         fig.add_trace(go.Scatter(
             x=list(lengths), y=[round(1000 * v, 3) for v in values], mode="lines+markers", name=label,
+            line=dict(dash=DASHES[j % len(DASHES)]), marker=dict(symbol=MARKERS[j % len(MARKERS)], size=7),
             hovertemplate=f"{label}<br>length %{{x}}: %{{y:.3g}} ms<extra></extra>",
         ))
     fig.update_layout(
@@ -104,13 +106,14 @@ def accuracy_by_length_figure(buckets: Mapping[str, Sequence[LengthBucket]]) -> 
     if not isinstance(buckets, Mapping) or not buckets:
         raise TypeError("buckets: expected a non-empty mapping of model name -> list of LengthBucket")
     fig = go.Figure()
-    for label, rows in buckets.items():
+    for j, (label, rows) in enumerate(buckets.items()):
         if not rows or not all(isinstance(b, LengthBucket) for b in rows):
             raise TypeError(f"buckets[{label!r}]: expected a non-empty list of LengthBucket "
                             "(from evaluation.accuracy_by_length)")
         fig.add_trace(go.Bar(
             x=[f"{b.low}–{b.high - 1} words" for b in rows], y=[round(100 * b.exact_match, 2) for b in rows],
-            name=label, customdata=[[b.count, round(b.bleu, 1)] for b in rows],
+            name=label, marker=dict(pattern=dict(shape=["", "/", ".", "x", "-"][j % 5])),
+            customdata=[[b.count, round(b.bleu, 1)] for b in rows],
             hovertemplate=f"{label}<br>%{{x}}: %{{y:.1f}}% exact<br>%{{customdata[0]}} sentences, "
                           "BLEU %{customdata[1]}<extra></extra>",
         ))

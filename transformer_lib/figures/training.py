@@ -63,7 +63,7 @@ def learning_rate_figure(
         return [True] * n + [j == i for j in range(n) for _ in range(2)]
 
     slider = dict(
-        active=active, currentvalue=dict(prefix="warmup_steps = "), pad=dict(t=40),
+        active=active, currentvalue=dict(prefix="warmup_steps = "), pad=dict(t=75),  # clear of the axis title
         steps=[dict(label=str(w), method="update", args=[{"visible": visible(i)}]) for i, w in enumerate(warmups)],
     )
     fig.update_layout(

@@ -16,8 +16,14 @@
   // The book's plotly template (transformer_lib.visualization.BOOK_TEMPLATE) and colour scales.
   const FONT = { family: "Helvetica, Arial, sans-serif", size: 13, color: "#222" };
   const AXIS = { gridcolor: "#e5e5e5", zerolinecolor: "#bbb", linecolor: "#888", automargin: true };
-  const COLORWAY = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2"];
-  const CONFIG = { responsive: true, displaylogo: false };
+  // Okabe and Ito's colour-blind-safe palette (transformer_lib.figures.display.PALETTE)
+  const COLORWAY = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"];
+  // transformer_lib.figures.display.PLOTLY_CONFIG: no "Share chart..." (it uploads to plotly's cloud)
+  const CONFIG = {
+    responsive: true, displaylogo: false, showSendToCloud: false, showEditInChartStudio: false, showLink: false,
+    modeBarButtonsToRemove: ["sendChartToCloud", "sendDataToCloud", "editInChartStudio", "select2d", "lasso2d",
+      "toggleSpikelines", "hoverClosestCartesian", "hoverCompareCartesian"],
+  };
   const scale = (colors) => colors.map((c, i) => [i / (colors.length - 1), c]);
   const BLUES = scale(["rgb(247,251,255)", "rgb(222,235,247)", "rgb(198,219,239)", "rgb(158,202,225)",
     "rgb(107,174,214)", "rgb(66,146,198)", "rgb(33,113,181)", "rgb(8,81,156)", "rgb(8,48,107)"]);
@@ -27,6 +33,13 @@
   const VIRIDIS = scale(["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779",
     "#6ece58", "#b5de2b", "#fde725"]);
   const NARROW = 620; // px: below this, one figure per row
+
+  // A figure's text alternative, as transformer_lib.figures.display gives the book's other figures.
+  function name(figure, layout) {
+    const text = (layout.title && layout.title.text || "").replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").trim();
+    figure.setAttribute("role", "figure");
+    figure.setAttribute("aria-label", `Plot: ${text}`);
+  }
 
   function baseLayout(extra) {
     return Object.assign({
@@ -129,8 +142,11 @@
         const n = i === 0 ? "" : String(i + 1);
         const x0 = c * (w + hs);
         const y1 = 1 - r * (h + vs);
-        layout[`xaxis${n}`] = tokenAxis(keys, Object.assign({ domain: [x0, x0 + w], anchor: `y${n}` }, xTick));
-        layout[`yaxis${n}`] = tokenAxis(queries, Object.assign({ domain: [y1 - h, y1], anchor: `x${n}` }, yTick));
+        // each panel's axes say which side is which (the figures' _GRID_AXIS_TITLES); the ticks, the tokens
+        layout[`xaxis${n}`] = tokenAxis(keys, Object.assign({ domain: [x0, x0 + w], anchor: `y${n}`,
+          title: { text: "key" } }, xTick));
+        layout[`yaxis${n}`] = tokenAxis(queries, Object.assign({ domain: [y1 - h, y1], anchor: `x${n}`,
+          title: { text: "query" } }, yTick));
         data.push(heatmap(weights[i], queries, keys, `x${n}`, `y${n}`, `head ${i + 1}`));
         layout.annotations.push({ text: `head ${i + 1}`, x: x0 + w / 2, y: y1, xref: "paper", yref: "paper",
           xanchor: "center", yanchor: "bottom", showarrow: false, font: { size: 16 } });
@@ -210,6 +226,7 @@
       const h = head.value === "all" ? "all" : Number(head.value);
       const fig = attentionFigure(result, kind.value, Number(layer.value), h, figure.clientWidth || root.clientWidth);
       window.Plotly.react(figure, fig.data, fig.layout, CONFIG);
+      name(figure, fig.layout);
     }
 
     async function run() {
@@ -374,7 +391,7 @@
       layout.margin = { l: 55, r: 10, t: 110, b: 50 };
       layout.legend = { font: { size: 11 }, orientation: "h", x: 0, y: top(0) - h - 0.042, yanchor: "top" };
     }
-    const axisTitles = [["position", null], ["dimension", "position"], ["position n", "position m"],
+    const axisTitles = [["position", "value"], ["dimension", "position"], ["position n", "position m"],
       ["position n", "position m"]];
     cells.forEach(([r, c], i) => {
       const n1 = i === 0 ? "" : String(i + 1);
@@ -383,7 +400,7 @@
       layout[`xaxis${n1}`] = Object.assign({}, AXIS, { domain: [x0, x0 + w], anchor: `y${n1}`,
         title: { text: axisTitles[i][0] } });
       layout[`yaxis${n1}`] = Object.assign({}, AXIS, { domain: [y1 - h, y1], anchor: `x${n1}` },
-        axisTitles[i][1] ? { title: { text: axisTitles[i][1] }, autorange: "reversed" } : {});
+        { title: { text: axisTitles[i][1] } }, i > 0 ? { autorange: "reversed" } : {});
       layout.annotations.push({ text: titles[i], x: x0 + w / 2, y: y1, xref: "paper", yref: "paper",
         xanchor: "center", yanchor: "bottom", showarrow: false, font: { size: 16 } });
     });
@@ -453,6 +470,7 @@
       const fig = positionalFigure(value(dModel), [value(dimFirst), value(dimLast)],
         [value(posFirst), value(posLast)], figure.clientWidth || root.clientWidth);
       window.Plotly.react(figure, fig.data, fig.layout, CONFIG);
+      name(figure, fig.layout);
     }
     dModel.addEventListener("change", () => { // the dimension sliders stay inside the new d_model
       for (const input of [dimFirst, dimLast]) {

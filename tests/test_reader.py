@@ -1,0 +1,184 @@
+"""The built book as a reader meets it: on a phone, with a keyboard or a screen reader, offline.
+
+Every page of the book (built once per session, tests/conftest.py) is opened in chromium:
+
+* at a phone's 390x844, no page is wider than the screen (no sideways panning);
+* axe-core (tests/vendor/axe-core, for the tests only: the site does not ship it) finds no serious
+  or critical accessibility violation, at desktop width and on the phone;
+* no element offers an action that sends the page's data to another host: no form posting away,
+  no plotly "Share chart..." (upload to plotly's cloud) or "Edit in Chart Studio" button. The links
+  to other hosts that remain are ones the reader follows by choice (the repository, Binder, the
+  cited papers): they are listed, and each must be one of the kinds named in ``LINK_HOSTS``;
+* every plotly figure has a title, its axes have titles, and it has an accessible name; each of its
+  dropdowns and sliders (which plotly does not let the keyboard reach) has a labelled <select>
+  beside it (book/_static/plotly-config.js).
+
+Screenshots at 1366 and 390 px go to screenshots/ (``<page>__desktop.png``, ``<page>__phone.png``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from urllib.parse import urlparse
+
+from .book_browser import ROOT, html_pages, serve
+from .test_browser import SCREENSHOTS, launched_browser
+
+AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1366, "height": 900}
+# Hosts a link may point to: links only, followed by the reader's choice, and sending no page data.
+LINK_HOSTS = {
+    "github.com": "the book's repository (_config.yml's repository.url)",
+    "mybinder.org": "Binder, which runs the notebooks (the launch button, the intro)",
+    "arxiv.org": "cited papers",
+    "doi.org": "cited papers",
+    "www.sphinx-doc.org": "the theme's footer credit",
+    "sphinx-doc.org": "the theme's footer credit",
+    "jupyterbook.org": "the theme's footer credit",
+    "executablebooks.org": "the theme's footer credit",
+}
+
+WAIT_DRAWN_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].every(p => p.querySelector('.main-svg'))"""
+
+WIDTH_JS = """(viewport) => {
+  const doc = document.documentElement;
+  // an element past the screen's edge that no ancestor clips or scrolls: what widens the page
+  const clipped = (e) => { for (let a = e.parentElement; a && a !== document.body; a = a.parentElement) {
+    if (getComputedStyle(a).overflowX !== 'visible') return true; } return false; };
+  const wide = [...document.querySelectorAll('body *')].filter(e => {
+    const r = e.getBoundingClientRect();
+    return r.width > 0 && r.right > viewport + 1 && getComputedStyle(e).position !== 'fixed' && !clipped(e);
+  }).slice(0, 6).map(e => `${e.tagName.toLowerCase()}.${[...e.classList].join('.')} right=${
+      Math.round(e.getBoundingClientRect().right)} "${(e.textContent || '').trim().slice(0, 40)}"`);
+  return {width: Math.max(doc.scrollWidth, document.body.scrollWidth), wide};
+}"""
+
+ACTIONS_JS = """() => {
+  const away = (url) => { try { const u = new URL(url, location.href);
+    return /^https?:$/.test(u.protocol) && u.hostname !== location.hostname ? u.href : null;
+  } catch (e) { return null; } };
+  const forms = [...document.querySelectorAll('form')].map(f => away(f.getAttribute('action') || '')).filter(Boolean);
+  const cloud = [...document.querySelectorAll('.modebar-btn')].map(b => b.getAttribute('data-title') || '')
+    .filter(t => /cloud|share|chart studio|edit/i.test(t));
+  const links = [...document.querySelectorAll('a[href], area[href]')].map(a => away(a.href)).filter(Boolean);
+  const posts = [...document.querySelectorAll('[formaction], [ping]')].map(e => e.outerHTML.slice(0, 80));
+  return {forms, cloud, links, posts};
+}"""
+
+FIGURES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(p => {
+  const layout = p.layout || {};
+  const title = (t) => (typeof t === 'string' ? t : (t && t.text) || '').trim();
+  const axes = Object.keys(layout).filter(k => /^[xy]axis\\d*$/.test(k))
+    .filter(k => layout[k].visible !== false && !(layout[k].showticklabels === false && !title(layout[k].title)));
+  return {
+    id: p.id, title: title(layout.title),
+    untitled_axes: axes.filter(k => !title(layout[k].title)
+      && !(layout.annotations || []).some(a => a.textangle !== undefined && k.startsWith('y'))),
+    name: (p.closest('[aria-label]') || {getAttribute: () => ''}).getAttribute('aria-label'),
+    // plotly's own menus and sliders take no keyboard focus: each needs a <select> (plotly-config.js)
+    menus: (layout.updatemenus || []).length + (layout.sliders || []).length,
+    keys: document.querySelectorAll(`.tc-keys[data-for="${p.id}"] label > select`).length,
+  };
+})"""
+
+
+def open_page(browser, url: str, viewport: dict):
+    context = browser.new_context(viewport=viewport)
+    context.route("**/*", lambda route: route.continue_() if urlparse(route.request.url).hostname in
+                  (None, "127.0.0.1") else route.abort())
+    page = context.new_page()
+    page.goto(url, wait_until="load")
+    page.wait_for_function(WAIT_DRAWN_JS, timeout=60_000, polling=250)
+    page.wait_for_timeout(300)
+    return context, page
+
+
+def axe_violations(page) -> list[str]:
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("""async () => {
+      const r = await axe.run(document, {resultTypes: ['violations']});
+      return r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+        .map(v => `${v.id} (${v.impact}): ${v.nodes.length}x, e.g. ${v.nodes[0].target.join(' ')}`);
+    }""")
+    return result
+
+
+def shot(name: str, kind: str) -> Path:
+    path = SCREENSHOTS / f"{name.removesuffix('.html').replace('/', '__')}__{kind}.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def test_reader_phone_keyboard_offline(site: Path) -> None:
+    problems: dict[str, list[str]] = {}
+    external: dict[str, set[str]] = {}
+    with launched_browser() as browser, serve(site) as base:
+        for path in html_pages(site):
+            name = path.relative_to(site).as_posix()
+            if "Refresh" in path.read_text()[:2000]:  # index.html only forwards to the first chapter
+                continue
+            found = problems.setdefault(name, [])
+            context, page = open_page(browser, base + name, DESKTOP)
+            actions = page.evaluate(ACTIONS_JS)
+            found += [f"a form that posts to another host: {url}" for url in actions["forms"]]
+            found += [f"plotly toolbar button that leaves the page: {title!r}" for title in actions["cloud"]]
+            found += [f"an element that sends to a URL: {html}" for html in actions["posts"]]
+            for url in actions["links"]:
+                host = urlparse(url).hostname or ""
+                external.setdefault(host, set()).add(url)
+                if host not in LINK_HOSTS:
+                    found.append(f"a link to an unlisted host: {url}")
+            for figure in page.evaluate(FIGURES_JS):
+                if not figure["title"]:
+                    found.append(f"plotly figure {figure['id']} has no title")
+                if figure["untitled_axes"]:
+                    found.append(f"plotly figure {figure['id']} {figure['title']!r}: "
+                                 f"untitled {figure['untitled_axes']}")
+                if figure["keys"] != figure["menus"]:
+                    found.append(f"plotly figure {figure['id']} {figure['title']!r}: {figure['menus']} menus and "
+                                 f"sliders, {figure['keys']} keyboard controls")
+                if not figure["name"]:
+                    found.append(f"plotly figure {figure['id']} {figure['title']!r}: no accessible name")
+            found += [f"axe, desktop: {v}" for v in axe_violations(page)]
+            page.screenshot(path=str(shot(name, "desktop")), full_page=True)
+            context.close()
+            context, page = open_page(browser, base + name, PHONE)
+            width = page.evaluate(WIDTH_JS, PHONE["width"])
+            if width["width"] > PHONE["width"]:
+                found.append(f"{width['width']} px wide on a {PHONE['width']} px phone: {width['wide']}")
+            found += [f"axe, phone: {v}" for v in axe_violations(page)]
+            page.screenshot(path=str(shot(name, "phone")), full_page=True)
+            context.close()
+    print("links to other hosts:", json.dumps({h: sorted(u)[:5] for h, u in external.items()}, indent=1))
+    problems = {name: found for name, found in problems.items() if found}
+    assert not problems, json.dumps(problems, indent=1)
+
+
+def test_repository_url_has_one_source() -> None:
+    """_config.yml's repository.url is the one place that names the repository: every other mention
+    of a github.com/<owner>/<name> URL of it in the book (the intro's clone command) is the same."""
+    import yaml
+
+    url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"].rstrip("/")
+    owner = urlparse(url).path.strip("/").split("/")[0]
+    pattern = re.compile(rf"https://github\.com/{re.escape(owner)}/[A-Za-z0-9._-]+")
+    files = [*(ROOT / "book").glob("*.md"), *(ROOT / "book").glob("*.ipynb"), ROOT / "README.md"]
+    found = {(path.name, m.group(0).removesuffix(".git")) for path in files for m in pattern.finditer(path.read_text())}
+    assert ("intro.md", url) in found, "the intro's clone command names the repository"
+    assert {u for _, u in found} == {url}, f"a repository URL other than _config.yml's {url}: {sorted(found)}"
+
+
+def test_every_plotly_config_removes_the_same_toolbar_buttons() -> None:
+    """The toolbar is set in three places (figures in notebooks, figures stored earlier, live
+    explorers); all three remove plotly's upload buttons and the same others."""
+    from transformer_lib.figures.display import MODEBAR_REMOVED, PLOTLY_CONFIG
+
+    assert PLOTLY_CONFIG["showSendToCloud"] is False and "sendChartToCloud" in MODEBAR_REMOVED
+    for script in ("book/_static/plotly-config.js", "book/_static/live/explorers.js"):
+        text = (ROOT / script).read_text()
+        listed = re.search(r"modeBarButtonsToRemove:\s*\[([^\]]*)\]", text)
+        assert listed and re.findall(r'"([A-Za-z0-9]+)"', listed.group(1)) == MODEBAR_REMOVED, script
+        assert "showSendToCloud: false" in text, script
