@@ -27,7 +27,8 @@ BINDER = ROOT / "binder"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 SERVER_FIXED_IN = Version("2.20")  # jupyter-server 2.20 fixes CVE-2026-44727 (stored XSS)
 # Build, test and lint tools: in the development requirements, never in a reader's image.
-TOOLS = {"jupyter-book", "sphinx", "sphinxcontrib-bibtex", "pytest", "nbval", "playwright", "ruff", "hypothesis"}
+TOOLS = {"jupyter-book", "sphinx", "sphinxcontrib-bibtex", "pytest", "nbval", "playwright", "ruff", "hypothesis",
+         "fonttools", "brotli"}  # the last two subset the icon fonts when the book is built
 # Pinned only in the development requirements (tools/execute_notebooks.py's; jupyter-server pulls its own).
 DEV_TOOLS = TOOLS | {"nbclient", "nbformat"}
 INTERFACE = {"jupyter-server", "jupyterlab", "jupyterlab-myst"}  # what a reader's JupyterLab needs pinned
