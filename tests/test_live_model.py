@@ -264,8 +264,7 @@ def test_explorers_in_the_built_book_are_live(site: Path, checkpoint, browser, w
         for chapter in CHAPTERS:
             page_html = (site / "book" / f"{chapter}.html").read_text()
             assert 'class="tc-live"' in page_html, f"{chapter}: no live explorer (re-execute the notebook)"
-            if chapter != "07_training_inference":  # chapter 7 keeps a widget: the training progress bar
-                assert "embed.js" not in page_html and "widget-state+json" not in page_html, chapter
+            assert "embed.js" not in page_html and "widget-state+json" not in page_html, chapter
             visit = Visit(browser, f"{base}book/{chapter}.html", width)
             try:
                 page = visit.page
@@ -273,7 +272,7 @@ def test_explorers_in_the_built_book_are_live(site: Path, checkpoint, browser, w
                 explorer.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
                 before = _figure_text(explorer)
                 if chapter == "03_positional_encoding":
-                    d_model = explorer.get_by_label("d_model")
+                    d_model = explorer.get_by_role("slider", name="d_model")
                     d_model.focus()
                     for _ in range(5):
                         d_model.press("ArrowRight")

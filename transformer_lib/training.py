@@ -30,7 +30,7 @@ from typing import Protocol
 import torch
 from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR
-from tqdm.auto import tqdm
+from tqdm import tqdm  # a text bar: a widget bar would be a dead, unfocusable control in the static book
 
 from .validation import (
     check_choice,
@@ -295,7 +295,7 @@ def train(
     history = TrainingHistory(device=str(device))
 
     total = steps if steps is not None else (epochs * len(batches) if epochs is not None else None)
-    bar = tqdm(total=total, disable=not progress, desc="training", unit="step")
+    bar = tqdm(total=total, disable=not progress, desc="training", unit="step", mininterval=0.5)
     step, epoch, tokens, elapsed = 0, 0, 0, 0.0
 
     def run_evaluation() -> dict[str, float]:
