@@ -198,7 +198,7 @@ def test_bad_text_gets_the_explorers_messages(checkpoint, browser, live_url: str
         whitespace = page.evaluate("window.bookModel.whitespace")
         words = page.evaluate("(t) => window.bookModel.words(t)", odd_text)
         explorer = page.locator("div.tc-live[data-explorer=attention]")
-        explorer.get_by_label("Sentence").fill(" \u3000 ")
+        explorer.get_by_label("Sentence", exact=True).fill(" \u3000 ")
         explorer.get_by_role("button", name="Translate").click()
         shown = explorer.locator(".tc-messages").inner_text(timeout=5000)
         assert explorer.locator(".tc-controls").is_hidden()  # nothing to choose without a translation
@@ -228,8 +228,8 @@ def test_model_is_fetched_on_first_use_and_nothing_leaves_the_machine(checkpoint
         page.wait_for_timeout(1000)
         before = (visit.fetched(MANIFEST_FILE), visit.fetched(WEIGHTS_FILE))
         explorer = page.locator("div.tc-live[data-explorer=attention]")
-        explorer.get_by_label("Sentence").fill("the small dog sleeps")
-        explorer.get_by_label("Sentence").press("Enter")
+        explorer.get_by_label("Sentence", exact=True).fill("the small dog sleeps")
+        explorer.get_by_label("Sentence", exact=True).press("Enter")
         page.wait_for_function("() => document.querySelector('.tc-attention .js-plotly-plot .main-svg .hm')",
                                timeout=30_000)
         output = explorer.locator(".tc-output").inner_text()
@@ -280,12 +280,12 @@ def test_explorers_in_the_built_book_are_live(site: Path, checkpoint, browser, w
                                            ".textContent.includes('d_model = 74')", timeout=10_000)
                 else:
                     assert visit.fetched(MANIFEST_FILE) == 0
-                    explorer.get_by_label("Sentence").fill(SENTENCE)
+                    explorer.get_by_label("Sentence", exact=True).fill(SENTENCE)
                     explorer.get_by_role("button", name="Translate").click()
                     page.wait_for_function("(t) => document.querySelector('div.tc-live .tc-output')"
                                            ".textContent.includes(t)", arg=expected.text, timeout=30_000)
-                    explorer.get_by_label("Head").select_option(label="head 2")
-                    explorer.get_by_label("Attention").select_option(label="encoder self-attention")
+                    explorer.get_by_label("Head", exact=True).select_option(label="head 2")
+                    explorer.get_by_label("Attention", exact=True).select_option(label="encoder self-attention")
                     page.wait_for_function("() => document.querySelector('.tc-attention .gtitle').textContent"
                                            ".startsWith('encoder self-attention, layer 2,')", timeout=10_000)
                 page.wait_for_timeout(300)
