@@ -23,7 +23,7 @@ import harness  # noqa: F401 -- first: it sets OpenMP's wait policy before torch
 import torch
 
 from transformer_lib.evaluation import evaluate_translation
-from transformer_lib.pretrained import BOOK_RECIPE, book_corpus, book_vocabularies, train_book_model
+from transformer_lib.pretrained import BOOK_RECIPE, book_corpus, book_vocabularies, exact_match_on, train_book_model
 
 
 def main() -> None:
@@ -42,9 +42,7 @@ def main() -> None:
     print(f"corpus: {len(corpus.train)} train, {len(corpus.test)} test pairs ({len(corpus.novel)} with novel "
           f"adjective-noun combinations); vocabularies {len(src_vocab)} / {len(tgt_vocab)} words")
 
-    def evaluate(model: torch.nn.Module) -> dict[str, float]:
-        result = evaluate_translation(model, corpus.test, src_vocab, tgt_vocab)
-        return {"test_exact_match": result.exact_match, "test_bleu": result.bleu}
+    evaluate = exact_match_on("test", corpus, src_vocab, tgt_vocab)  # {"test_exact_match", "test_bleu"}
 
     started = time.perf_counter()
     model, _, _, history = train_book_model(

@@ -5,6 +5,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
 
 import pytest
 import torch
@@ -186,11 +190,6 @@ def test_training_to_the_target_stops_there():
 
 def test_a_non_editable_install_carries_the_shipped_models(tmp_path):
     """Binder installs the package non-editably (binder/postBuild): the weights must be in the wheel."""
-    import subprocess
-    import sys
-    import zipfile
-    from pathlib import Path
-
     root = Path(__file__).resolve().parent.parent
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
                     "--wheel-dir", str(tmp_path), str(root)], check=True, capture_output=True)

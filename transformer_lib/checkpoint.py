@@ -29,8 +29,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import torch
 from torch import nn
@@ -94,14 +96,20 @@ def save_checkpoint(
         "tgt_vocab": None if tgt_vocab is None else tgt_vocab.to_dict(),
         "extra": dict(extra or {}),
     }
-    path = Path(path)
+    return write_atomically(Path(path), lambda file: torch.save(payload, file))
+
+
+def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> Path:
+    """Call ``write(file)`` on a temporary file beside ``path``, then rename it over ``path``: a crash
+    mid-write leaves the old file intact. Also used for the shipped models' files (``pretrained``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as file:
-            torch.save(payload, file)
+            write(file)
             file.flush()
             os.fsync(file.fileno())
+        os.chmod(temporary, 0o644)  # mkstemp makes the file private; a saved model is for reading
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):

@@ -21,16 +21,22 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file, save
 from torch import nn
 
-from ..checkpoint import FORMAT, MODEL_CLASSES, VERSION, Checkpoint, CheckpointError, checkpoint_from_parts
+from ..checkpoint import (
+    FORMAT,
+    MODEL_CLASSES,
+    VERSION,
+    Checkpoint,
+    CheckpointError,
+    checkpoint_from_parts,
+    write_atomically,
+)
 from ..tokenization import Vocab
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
@@ -141,26 +147,13 @@ def write_shipped(
     directory.mkdir(parents=True, exist_ok=True)
     weights = {key: value.detach().to("cpu", torch.float32).contiguous() for key, value in model.state_dict().items()}
     written = [directory / f"{name}.safetensors", directory / f"{name}.json"]
-    _write_atomically(written[0], lambda path: save_file(weights, str(path)))
-    _write_atomically(written[1], lambda path: path.write_text(text))
+    write_atomically(written[0], lambda file: file.write(save(weights)))
+    write_atomically(written[1], lambda file: file.write(text.encode()))
     sums = _read_sums(directory) if (directory / SUMS_FILE).is_file() else {}
     sums.update({path.name: sha256_of(path) for path in written})
     lines = "".join(f"{digest}  {filename}\n" for filename, digest in sorted(sums.items()))
-    _write_atomically(directory / SUMS_FILE, lambda path: path.write_text(lines))
+    write_atomically(directory / SUMS_FILE, lambda file: file.write(lines.encode()))
     return written
-
-
-def _write_atomically(path: Path, write) -> None:
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(handle)
-    try:
-        write(Path(temporary))
-        os.chmod(temporary, 0o644)  # mkstemp makes it private; the shipped files are for everyone to read
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
 
 
 def book_model(device: torch.device | str = "cpu", dtype: torch.dtype | None = None) -> Checkpoint:
