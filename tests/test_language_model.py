@@ -13,6 +13,7 @@ from transformer_lib.language_model import (
     lm_batches,
     next_token_entropy,
     perplexity,
+    sample_sentences,
     train_language_model,
 )
 from transformer_lib.models import DecoderOnlyTransformer
@@ -45,7 +46,8 @@ def test_perplexity_is_exp_of_the_mean_cross_entropy_and_v_for_a_uniform_model()
     losses, count = 0.0, 0
     for sentence in SENTENCES:
         ids = [VOCAB.sos_id, *VOCAB.encode(sentence), VOCAB.eos_id]
-        logits = model(torch.tensor([ids[:-1]]))[0]
+        with torch.no_grad():
+            logits = model(torch.tensor([ids[:-1]]))[0]
         losses += float(F.cross_entropy(logits, torch.tensor(ids[1:]), reduction="sum"))
         count += len(ids) - 1
     assert perplexity(model, SENTENCES, VOCAB, batch_size=2) == pytest.approx(math.exp(losses / count), rel=1e-12)
@@ -103,3 +105,18 @@ def test_training_lowers_the_loss_and_perplexity():
 ])
 def test_bad_arguments_name_themselves(call, error, name):
     raises(error, call, name)
+
+
+def test_sampled_sentences_are_the_continuations_of_sos_decoded():
+    from transformer_lib.sampling import sample_continuation
+
+    model = model_for(VOCAB, seed=3)
+    samples = sample_sentences(model, VOCAB, 6, max_new_tokens=5, temperature=1.5,
+                               generator=torch.Generator().manual_seed(0))
+    prompt = torch.full((6, 1), VOCAB.sos_id)
+    rows = sample_continuation(model, prompt, max_new_tokens=5, temperature=1.5, eos_id=VOCAB.eos_id,
+                               banned_ids=(VOCAB.sos_id, VOCAB.unk_id), generator=torch.Generator().manual_seed(0))
+    for sample, row in zip(samples, rows, strict=True):
+        assert sample.ended == (VOCAB.eos_id in row)
+        assert sample.text == " ".join(VOCAB.itos[i] for i in row if i != VOCAB.eos_id)
+        assert "<unk>" not in sample.text.split()

@@ -10,6 +10,7 @@ alone: no source, no encoder, no cross-attention, the causal mask unchanged.
 * ``perplexity``: exp of the mean negative log-likelihood per predicted token, ``<eos>`` included;
   ``bigram_perplexity``: the same for a model that counts which word follows which (a baseline);
   ``next_token_entropy``: how spread the next-token distribution is, at a temperature.
+* ``sample_sentences``: sentences drawn from the model (``sampling.sample_continuation`` after ``<sos>``).
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
 from .models import DecoderOnlyTransformer
+from .sampling import sample_continuation
 from .tokenization import Batch, Vocab, make_batches
 from .training import TrainingHistory, train
 from .validation import check_instance, check_number, check_positive_int, check_token_list
@@ -140,3 +143,27 @@ def bigram_perplexity(train_sentences: Sequence[str], test_sentences: Sequence[s
             total -= math.log((pair_counts[previous, word] + alpha) / (previous_counts[previous] + alpha * can_follow))
             n += 1
     return math.exp(total / n)
+
+
+@dataclass(frozen=True)
+class SampledSentence:
+    text: str  # the words drawn, without <sos> and <eos>
+    ended: bool  # the model drew <eos> (False: it was cut at max_new_tokens)
+
+
+def sample_sentences(model: DecoderOnlyTransformer, vocab: Vocab, n: int, *, max_new_tokens: int = 20,
+                     temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
+                     generator: torch.Generator | None = None) -> list[SampledSentence]:
+    """``n`` sentences drawn from ``model`` after ``<sos>`` (one batch), each until ``<eos>`` or
+    ``max_new_tokens``; ``<sos>`` and ``<unk>`` are never drawn. Sampling arguments as
+    ``sampling.sample_continuation`` (``temperature=0``: greedy)."""
+    check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
+    check_instance("vocab", vocab, Vocab, "a Vocab")
+    check_positive_int("n", n)
+    device = next(model.parameters()).device
+    prompt = torch.full((n, 1), vocab.sos_id, dtype=torch.long, device=device)
+    rows = sample_continuation(model, prompt, max_new_tokens=max_new_tokens, temperature=temperature, top_k=top_k,
+                               top_p=top_p, generator=generator, eos_id=vocab.eos_id,
+                               banned_ids=(vocab.sos_id, vocab.unk_id))
+    ended = [bool(row) and row[-1] == vocab.eos_id for row in rows]
+    return [SampledSentence(vocab.decode(row[:-1] if end else row), end) for row, end in zip(rows, ended, strict=True)]

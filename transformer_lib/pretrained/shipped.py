@@ -148,7 +148,9 @@ def write_shipped(
         raise ValueError(f"extra: expected finite numbers: {error}") from error
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    weights = {key: value.detach().to("cpu", torch.float32).contiguous() for key, value in model.state_dict().items()}
+    # A copy of each tensor: safetensors refuses tensors that share memory (a tied embedding and output layer).
+    weights = {key: value.detach().to("cpu", torch.float32).clone().contiguous()
+               for key, value in model.state_dict().items()}
     written = [directory / f"{name}.safetensors", directory / f"{name}.json"]
     write_atomically(written[0], lambda file: file.write(save(weights)))
     write_atomically(written[1], lambda file: file.write(text.encode()))
