@@ -6,7 +6,8 @@ alone: no source, no encoder, no cross-attention, the causal mask unchanged.
 
 * ``lm_batches``: sentences in padded batches whose ``tgt_in`` / ``tgt_out`` are the model's input
   and its targets (the ``tokenization.Batch`` of teacher forcing; ``src`` is unused).
-* ``train_language_model``: ``training.train`` (the paper's loss, Adam and schedule) on such a model.
+* ``train_language_model``: ``training.train`` (the paper's loss, Adam and schedule) on such a model,
+  behind ``ReadsTargetOnly``.
 * ``perplexity``: exp of the mean negative log-likelihood per predicted token, ``<eos>`` included;
   ``bigram_perplexity``: the same for a model that counts which word follows which (a baseline);
   ``next_token_entropy``: how spread the next-token distribution is, at a temperature.
@@ -51,8 +52,9 @@ def lm_batches(sentences: Sequence[str], vocab: Vocab, batch_size: int, *, shuff
                         by_length=True)
 
 
-class _ReadsTargetOnly(nn.Module):
-    """``train`` calls ``model(src, tgt_in)``; a language model reads ``tgt_in`` alone."""
+class ReadsTargetOnly(nn.Module):
+    """A language model behind ``training.train``'s interface: ``train`` calls ``model(src, tgt_in)``,
+    and a language model reads ``tgt_in`` alone."""
 
     def __init__(self, model: DecoderOnlyTransformer) -> None:
         super().__init__()
@@ -68,7 +70,7 @@ def train_language_model(model: DecoderOnlyTransformer, batches: Sequence[Batch]
     """Train ``model`` in place with ``training.train`` on ``lm_batches``; keyword arguments go to ``train``
     (``steps``, ``warmup``, ``lr_scale``, ``label_smoothing``, ``seed``...). Returns its history."""
     check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
-    return train(_ReadsTargetOnly(model), batches, **train_kwargs)
+    return train(ReadsTargetOnly(model), batches, **train_kwargs)
 
 
 def _token_log_probs(model: DecoderOnlyTransformer, sentences: list[str], vocab: Vocab, batch_size: int,
