@@ -31,8 +31,10 @@ def check_sampling_args(temperature: object, top_k: object, top_p: object, gener
                         allow_greedy: bool = False) -> float:
     """The arguments every sampler shares; returns the temperature as a float."""
     # finite: inf would give NaN at -inf; 0 (greedy) only where the sampler offers it
-    temperature = check_number("temperature", temperature, minimum=0.0) if allow_greedy else \
-        check_number("temperature", temperature, positive=True)
+    if allow_greedy:
+        temperature = check_number("temperature", temperature, minimum=0.0)
+    else:
+        temperature = check_number("temperature", temperature, positive=True)
     if top_k is not None:
         check_positive_int("top_k", top_k)
     check_top_p(top_p)
