@@ -19,7 +19,7 @@ from transformer_lib.config import TransformerConfig
 from transformer_lib.corpus import MAX_NOVEL_PER_COMBINATION, MAX_PAIRS, make_corpus
 from transformer_lib.decoding import beam_search, greedy_decode, sample_decode
 from transformer_lib.greedy_trace import trace_greedy
-from transformer_lib.models import Transformer
+from transformer_lib.models import DecoderOnlyTransformer, Transformer
 from transformer_lib.multi_head_attention import MultiHeadAttention
 from transformer_lib.positional_encoding import (
     LearnedPositionalEmbedding,
@@ -28,6 +28,7 @@ from transformer_lib.positional_encoding import (
     relative_position_map,
     sinusoidal_table,
 )
+from transformer_lib.sampling import filter_logits, sample_continuation
 from transformer_lib.tokenization import learn_bpe, make_batches, pad_sequences
 from transformer_lib.training import label_smoothed_cross_entropy, train, transformer_lr
 
@@ -38,6 +39,8 @@ CONFIG = TransformerConfig(src_vocab_size=30, tgt_vocab_size=25, d_model=16, n_h
 MODEL = Transformer(CONFIG).eval()
 SRC = torch.randint(1, 30, (2, 6))
 IDS = dict(sos_id=1, eos_id=2, max_len=4)
+LM = DecoderOnlyTransformer(CONFIG).eval()
+PROMPT = torch.tensor([[1, 5], [1, 6]])
 
 
 # ----------------------------------------------------------------------------- integer arguments
@@ -63,6 +66,10 @@ INT_ARGUMENTS = {
     "greedy pad_id": (lambda n: greedy_decode(MODEL, SRC, **IDS, pad_id=n), "pad_id", 3),
     "beam beam_size": (lambda n: beam_search(MODEL, SRC, **IDS, beam_size=n), "beam_size", 3),
     "sample top_k": (lambda n: sample_decode(MODEL, SRC, **IDS, top_k=n), "top_k", 3),
+    "continuation top_k": (lambda n: sample_continuation(LM, PROMPT, max_new_tokens=2, top_k=n), "top_k", 3),
+    "continuation max_new_tokens": (lambda n: sample_continuation(LM, PROMPT, max_new_tokens=n), "max_new_tokens", 3),
+    "continuation eos_id": (lambda n: sample_continuation(LM, PROMPT, max_new_tokens=2, eos_id=n), "eos_id", 3),
+    "filter top_k": (lambda n: filter_logits(torch.randn(2, 5), top_k=n), "top_k", 3),
     "trace top_k": (lambda n: trace_greedy(MODEL, SRC[:1], [str(i) for i in range(25)], **IDS, top_k=n), "top_k", 3),
     "padding_mask pad_id": (lambda n: padding_mask(SRC, n), "pad_id", 3),
     "loss pad_id": (lambda n: label_smoothed_cross_entropy(torch.randn(3, 5), torch.tensor([1, 2, 3]), pad_id=n),
@@ -77,7 +84,8 @@ INT_ARGUMENTS = {
 }
 
 
-NONE_ALLOWED = {"causal_mask n_keys", "greedy eos_id", "sample top_k", "loss pad_id"}
+NONE_ALLOWED = {"causal_mask n_keys", "greedy eos_id", "sample top_k", "loss pad_id", "continuation top_k",
+                "continuation eos_id", "filter top_k"}
 
 
 def _vocabs():
@@ -195,6 +203,59 @@ def test_top_k_up_to_and_beyond_the_vocabulary(top_k):
     if top_k == 1:
         assert rows == greedy_decode(MODEL, SRC, **IDS)
     assert all(len(row) <= 4 for row in rows)
+
+
+TOP_P_CALLS = {
+    "sample_decode": lambda p: sample_decode(MODEL, SRC, **IDS, top_p=p),
+    "sample_continuation": lambda p: sample_continuation(LM, PROMPT, max_new_tokens=2, top_p=p),
+    "filter_logits": lambda p: filter_logits(torch.randn(2, 5), top_p=p),
+}
+
+
+@pytest.mark.parametrize("top_p, error", [
+    (0, ValueError), (0.0, ValueError), (-0.1, ValueError), (1.0001, ValueError), (math.nan, ValueError),
+    (math.inf, ValueError), (True, TypeError), ("0.9", TypeError), (torch.tensor(0.9), TypeError),
+], ids=["0", "0.0", "negative", "above 1", "nan", "inf", "bool", "str", "tensor"])
+@pytest.mark.parametrize("call", list(TOP_P_CALLS))
+def test_bad_top_p(call, top_p, error):
+    raises(error, lambda: TOP_P_CALLS[call](top_p), "top_p")
+
+
+@pytest.mark.parametrize("top_p", [1e-9, 0.5, 1, 1.0])
+def test_top_p_in_its_range_is_accepted(top_p):
+    for call in TOP_P_CALLS.values():
+        assert call(top_p) is not None
+
+
+@pytest.mark.parametrize("kwargs, error, name", [
+    ({"temperature": -0.5}, ValueError, "temperature"),
+    ({"temperature": math.nan}, ValueError, "temperature"),
+    ({"temperature": math.inf}, ValueError, "temperature"),
+    ({"temperature": "1"}, TypeError, "temperature"),
+    ({"generator": 0}, TypeError, "generator"),
+    ({"use_cache": 1}, TypeError, "use_cache"),
+    ({"banned_ids": "1"}, TypeError, "banned_ids"),
+    ({"banned_ids": (25,)}, ValueError, "banned_ids"),
+    ({"banned_ids": (1.0,)}, TypeError, "banned_ids"),
+    ({"max_new_tokens": 12}, ValueError, "max_new_tokens"),  # 2 + 12 - 1 positions > max_len 12
+])
+def test_bad_continuation_arguments(kwargs, error, name):
+    raises(error, lambda: sample_continuation(LM, PROMPT, **{"max_new_tokens": 2, **kwargs}), name)
+
+
+@pytest.mark.parametrize("prompt, error", [
+    (torch.tensor([[1.0, 5.0]]), TypeError), (torch.tensor([1, 5]), ValueError),
+    (torch.tensor([[1, 0, 5]]), ValueError), (torch.tensor([[1, 25]]), ValueError),
+    (torch.zeros(1, 0, dtype=torch.long), ValueError), ([[1, 5]], TypeError),
+], ids=["float", "1-D", "padding inside", "out of vocabulary", "empty", "list"])
+def test_bad_prompts(prompt, error):
+    raises(error, lambda: sample_continuation(LM, prompt, max_new_tokens=2), "prompt_ids")
+
+
+def test_continuation_needs_a_decoder_only_model_and_the_filter_float_logits():
+    raises(TypeError, lambda: sample_continuation(torch.nn.Linear(2, 2), PROMPT, max_new_tokens=2), "model")
+    raises(TypeError, lambda: filter_logits(torch.tensor([1, 2, 3]), top_k=1), "logits")
+    raises(TypeError, lambda: filter_logits([1.0, 2.0], top_k=1), "logits")
 
 
 @pytest.mark.parametrize("alpha, error", [(math.nan, ValueError), (math.inf, ValueError), (-0.5, ValueError),

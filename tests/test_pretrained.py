@@ -30,7 +30,7 @@ from transformer_lib.pretrained import (
     write_shipped,
 )
 from transformer_lib.pretrained import recipe as recipe_module
-from transformer_lib.pretrained.shipped import BOOK_RNN, BOOK_TRANSFORMER, SUMS_FILE, WEIGHTS_DIR, sha256_of
+from transformer_lib.pretrained.shipped import BOOK_LM, BOOK_RNN, BOOK_TRANSFORMER, SUMS_FILE, WEIGHTS_DIR, sha256_of
 from transformer_lib.rnn import Seq2SeqGRU
 
 from .seq2seq_toys import tiny_book_model
@@ -40,7 +40,7 @@ MAX_SHIPPED_BYTES = 10 * 1024 * 1024
 
 def test_shipped_files_are_listed_with_their_sha256_and_small():
     names = sorted(p.name for p in WEIGHTS_DIR.iterdir())
-    model_files = [f"{n}.{ext}" for n in (BOOK_TRANSFORMER, BOOK_RNN) for ext in ("json", "safetensors")]
+    model_files = [f"{n}.{ext}" for n in (BOOK_TRANSFORMER, BOOK_RNN, BOOK_LM) for ext in ("json", "safetensors")]
     expected = sorted([SUMS_FILE, *model_files])
     assert names == expected
     lines = (WEIGHTS_DIR / SUMS_FILE).read_text().splitlines()

@@ -1,7 +1,8 @@
-"""Train the book's two models from the recipe and rewrite the files the package ships.
+"""Train the book's models from their recipes and rewrite the files the package ships.
 
-    python tools/train_book_models.py            # both models, about 5 minutes on 2 cores
+    python tools/train_book_models.py            # every model, about 7 minutes on 2 cores
     python tools/train_book_models.py --only transformer
+    python tools/train_book_models.py --only lm  # the language model of chapter 8 (its own recipe)
 
 Run it after changing anything that determines the trained weights: the recipe
 (``transformer_lib/pretrained/recipe.py``), the corpus, the tokenisation, or the model or training
@@ -23,8 +24,20 @@ import time
 import torch
 
 from transformer_lib.evaluation import evaluate_translation
-from transformer_lib.pretrained import BOOK_RECIPE, book_corpus, train_book_model, train_book_rnn, write_shipped
-from transformer_lib.pretrained.shipped import BOOK_RNN, BOOK_TRANSFORMER, WEIGHTS_DIR
+from transformer_lib.language_model import perplexity
+from transformer_lib.pretrained import (
+    BOOK_LM_RECIPE,
+    BOOK_RECIPE,
+    book_corpus,
+    french_sentences,
+    train_book_lm,
+    train_book_model,
+    train_book_rnn,
+    write_shipped,
+)
+from transformer_lib.pretrained.shipped import BOOK_LM, BOOK_RNN, BOOK_TRANSFORMER, WEIGHTS_DIR
+
+MODELS = ("transformer", "rnn", "lm")
 
 
 def cpu_model() -> str:
@@ -37,7 +50,33 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def trained_with(seconds: float) -> dict:
+    return {"torch": torch.__version__, "cpu": cpu_model(), "threads": torch.get_num_threads(),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(), "seconds": round(seconds, 1)}
+
+
+def write(name: str, model: torch.nn.Module, src_vocab: object, tgt_vocab: object, extra: dict) -> None:
+    for path in write_shipped(name, model, src_vocab, tgt_vocab, extra):
+        print(f"wrote {path.relative_to(WEIGHTS_DIR.parent.parent.parent)} ({path.stat().st_size / 1024:.0f} kB)")
+
+
+def train_and_write_lm() -> None:
+    recipe, corpus = BOOK_LM_RECIPE, book_corpus(BOOK_LM_RECIPE.seed, BOOK_LM_RECIPE.n_pairs)
+    started = time.perf_counter()
+    model, vocab, history = train_book_lm(steps=recipe.steps, progress=True)
+    seconds = time.perf_counter() - started
+    scores = {f"{split}_perplexity": perplexity(model, french_sentences(corpus, split), vocab)
+              for split in ("valid", "test")}
+    extra = {"recipe": dataclasses.asdict(recipe), "steps": recipe.steps,
+             "losses": [round(loss, 4) for loss in history.losses], **scores, "trained_with": trained_with(seconds)}
+    write(BOOK_LM, model, None, vocab, extra)
+    print(f"lm: {recipe.steps} steps in {seconds:.0f} s; " + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()))
+
+
 def train_and_write(kind: str) -> None:
+    if kind == "lm":
+        train_and_write_lm()
+        return
     recipe = BOOK_RECIPE
     corpus = book_corpus()
     train, steps, name = ((train_book_model, recipe.steps, BOOK_TRANSFORMER) if kind == "transformer"
@@ -55,19 +94,17 @@ def train_and_write(kind: str) -> None:
         "steps": steps,
         "losses": [round(loss, 4) for loss in history.losses],
         **scores,
-        "trained_with": {"torch": torch.__version__, "cpu": cpu_model(), "threads": torch.get_num_threads(),
-                         "cpu_capability": torch.backends.cpu.get_cpu_capability(), "seconds": round(seconds, 1)},
+        "trained_with": trained_with(seconds),
     }
-    for path in write_shipped(name, model, src_vocab, tgt_vocab, extra):
-        print(f"wrote {path.relative_to(WEIGHTS_DIR.parent.parent.parent)} ({path.stat().st_size / 1024:.0f} kB)")
+    write(name, model, src_vocab, tgt_vocab, extra)
     print(f"{kind}: {steps} steps in {seconds:.0f} s; " + ", ".join(f"{k} {v:.4f}" for k, v in scores.items()))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=["transformer", "rnn"], help="retrain just one of the two")
+    parser.add_argument("--only", choices=MODELS, help="retrain just one of them")
     args = parser.parse_args()
-    for kind in [args.only] if args.only else ["transformer", "rnn"]:
+    for kind in [args.only] if args.only else MODELS:
         train_and_write(kind)
 
 

@@ -4,7 +4,7 @@ A checkpoint is one file written by ``torch.save`` holding only tensors and plai
 Python values (dicts, lists, strings, numbers):
 
     {"format": "transformer_lib.checkpoint", "version": 1,
-     "model_class": "Transformer" or "Seq2SeqGRU",
+     "model_class": "Transformer", "DecoderOnlyTransformer" or "Seq2SeqGRU",
      "config": the model's config as a dict,
      "state_dict": the weights,
      "src_vocab", "tgt_vocab": the vocabularies as dicts (or None),
@@ -38,7 +38,7 @@ import torch
 from torch import nn
 
 from .config import TransformerConfig
-from .models import Transformer
+from .models import DecoderOnlyTransformer, Transformer
 from .rnn import Seq2SeqGRU, Seq2SeqGRUConfig
 from .tokenization import Vocab
 from .validation import check_instance, check_plain_data
@@ -49,6 +49,7 @@ VERSION = 1
 # model class name -> (model class, config class)
 MODEL_CLASSES: dict[str, tuple[type[nn.Module], type]] = {
     "Transformer": (Transformer, TransformerConfig),
+    "DecoderOnlyTransformer": (DecoderOnlyTransformer, TransformerConfig),
     "Seq2SeqGRU": (Seq2SeqGRU, Seq2SeqGRUConfig),
 }
 
@@ -76,7 +77,8 @@ def save_checkpoint(
     tgt_vocab: Vocab | None = None,
     extra: dict | None = None,
 ) -> Path:
-    """Write ``model`` (a ``Transformer`` or ``Seq2SeqGRU``), its config and vocabularies to ``path``."""
+    """Write ``model`` (a ``Transformer``, ``DecoderOnlyTransformer`` or ``Seq2SeqGRU``), its config and
+    vocabularies to ``path``."""
     name = type(model).__name__
     if name not in MODEL_CLASSES or not isinstance(model, MODEL_CLASSES[name][0]):
         raise TypeError(f"model: expected one of {list(MODEL_CLASSES)}, got {type(model).__name__}")

@@ -8,7 +8,8 @@ generated tokens, whichever comes first.
 * ``greedy_decode``: the most probable token at every step.
 * ``beam_search``: keeps the ``beam_size`` most probable prefixes (section 6.1 of the
   paper: "beam search with a beam size of 4 and length penalty alpha = 0.6").
-* ``sample_decode``: draws each token at random, with a temperature and top-k.
+* ``sample_decode``: draws each token at random, with a temperature, top-k and top-p
+  (``sampling``: the filter shared with the decoder-only sampler).
 * ``translate``: a sentence in, a sentence out (``generate`` is its batched core, which
   ``evaluation.translate_batch`` shares).
 
@@ -37,6 +38,7 @@ from torch import Tensor, nn
 
 from .decoder import DecoderLayerCache
 from .multi_head_attention import KVCache
+from .sampling import check_sampling_args, draw_next
 from .tokenization import Vocab
 from .validation import (
     check_bool,
@@ -330,33 +332,24 @@ def sample_decode(
     max_len: int,
     temperature: float = 1.0,
     top_k: int | None = None,
+    top_p: float | None = None,
     generator: torch.Generator | None = None,
     pad_id: int = 0,
 ) -> list[list[int]]:
     """Draw each next token from softmax(logits / temperature), restricted to the ``top_k``
-    most probable tokens if ``top_k`` is given.
+    most probable tokens if ``top_k`` is given, and to the nucleus of ``top_p`` (the smallest
+    set of most probable tokens whose probability reaches it) if ``top_p`` is given
+    (``sampling.filter_logits``).
 
     A temperature below 1 sharpens the distribution (towards greedy), above 1 flattens
     it. Pass a seeded ``torch.Generator`` (on the model's device) for repeatable draws.
     Returns ids like ``greedy_decode``.
     """
     check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
-    temperature = check_number("temperature", temperature, positive=True)  # finite: inf would give NaN at -inf
-    if top_k is not None:
-        check_positive_int("top_k", top_k)
-    if generator is not None:
-        check_instance("generator", generator, torch.Generator, "a torch.Generator or None")
+    temperature = check_sampling_args(temperature, top_k, top_p, generator)
 
     def draw(logits: Tensor) -> Tensor:  # (B, V) -> (B,)
-        # In float64 (a temperature of 1e-300 or 1e300 is 0 or inf in float32), best logit shifted to 0:
-        # a vanishing temperature then gives 0 for the best token and -inf for the others (greedy),
-        # a huge one 0 for every allowed token (uniform), and never inf - inf = NaN.
-        logits = logits.double()
-        logits = (logits - logits.max(dim=-1, keepdim=True).values) / temperature
-        if top_k is not None and top_k < logits.shape[-1]:
-            kth = logits.topk(top_k, dim=-1).values[:, -1:]  # (B, 1): the k-th largest logit
-            logits = logits.masked_fill(logits < kth, float("-inf"))
-        return torch.multinomial(logits.softmax(dim=-1), 1, generator=generator).squeeze(1)
+        return draw_next(logits, temperature=temperature, top_k=top_k, top_p=top_p, generator=generator)
 
     return _decode_one_token_at_a_time(model, src_ids, draw, sos_id, eos_id, max_len, pad_id)
 

@@ -43,6 +43,7 @@ WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 SUMS_FILE = "SHA256SUMS"
 BOOK_TRANSFORMER = "book_transformer"
 BOOK_RNN = "book_rnn"
+BOOK_LM = "book_lm"
 
 
 class ShippedModelError(CheckpointError):
@@ -116,26 +117,28 @@ def load_shipped(name: str, directory: Path = WEIGHTS_DIR, device: torch.device 
 def write_shipped(
     name: str,
     model: nn.Module,
-    src_vocab: Vocab,
+    src_vocab: Vocab | None,
     tgt_vocab: Vocab,
     extra: dict,
     directory: Path = WEIGHTS_DIR,
 ) -> list[Path]:
     """Write ``NAME.safetensors`` and ``NAME.json`` into ``directory`` and update ``SHA256SUMS``.
+    ``src_vocab`` is None for a model without a source (the language model).
 
     Each file is written under a temporary name and renamed into place, the sums last."""
     class_name = type(model).__name__
     if class_name not in MODEL_CLASSES or not isinstance(model, MODEL_CLASSES[class_name][0]):
         raise TypeError(f"model: expected one of {list(MODEL_CLASSES)}, got {class_name}")
     for arg, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
-        if not isinstance(vocab, Vocab):
+        if not isinstance(vocab, Vocab) and not (arg == "src_vocab" and vocab is None):
             raise TypeError(f"{arg}: expected a tokenization.Vocab, got {type(vocab).__name__}")
     if not isinstance(extra, dict):
         raise TypeError(f"extra: expected a dict of JSON values, got {type(extra).__name__}")
     description = {
         "format": FORMAT, "version": VERSION, "model_class": class_name,
         "config": dataclasses.asdict(model.config),
-        "src_vocab": src_vocab.to_dict(), "tgt_vocab": tgt_vocab.to_dict(), "extra": extra,
+        "src_vocab": None if src_vocab is None else src_vocab.to_dict(), "tgt_vocab": tgt_vocab.to_dict(),
+        "extra": extra,
     }
     try:  # a value JSON cannot hold fails here, before anything is written, not when the model is loaded
         text = json.dumps(description, indent=1, sort_keys=True, allow_nan=False) + "\n"
@@ -145,7 +148,9 @@ def write_shipped(
         raise ValueError(f"extra: expected finite numbers: {error}") from error
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
-    weights = {key: value.detach().to("cpu", torch.float32).contiguous() for key, value in model.state_dict().items()}
+    # A copy of each tensor: safetensors refuses tensors that share memory (a tied embedding and output layer).
+    weights = {key: value.detach().to("cpu", torch.float32).clone().contiguous()
+               for key, value in model.state_dict().items()}
     written = [directory / f"{name}.safetensors", directory / f"{name}.json"]
     write_atomically(written[0], lambda file: file.write(save(weights)))
     write_atomically(written[1], lambda file: file.write(text.encode()))
@@ -165,3 +170,9 @@ def book_model(device: torch.device | str = "cpu", dtype: torch.dtype | None = N
 def book_rnn(device: torch.device | str = "cpu", dtype: torch.dtype | None = None) -> Checkpoint:
     """The GRU encoder-decoder without attention, trained on the same data with the same recipe (chapter 1)."""
     return load_shipped(BOOK_RNN, device=device, dtype=dtype)
+
+
+def book_lm(device: torch.device | str = "cpu", dtype: torch.dtype | None = None) -> Checkpoint:
+    """The book's GPT-style language model of French (chapter 8): ``.model`` (a ``DecoderOnlyTransformer``),
+    ``.tgt_vocab`` (the French vocabulary; ``.src_vocab`` is None) and ``.extra`` (its recipe, training figures)."""
+    return load_shipped(BOOK_LM, device=device, dtype=dtype)

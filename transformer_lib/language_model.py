@@ -1,0 +1,171 @@
+"""A GPT-style language model on the book's corpus: its batches, its training, and how good it is.
+
+A decoder-only Transformer (``models.DecoderOnlyTransformer``) reads ``<sos> w1 ... wn`` and predicts,
+at every position, the next token: ``w1 ... wn <eos>``. It is the translation decoder's target side
+alone: no source, no encoder, no cross-attention, the causal mask unchanged.
+
+* ``lm_batches``: sentences in padded batches whose ``tgt_in`` / ``tgt_out`` are the model's input
+  and its targets (the ``tokenization.Batch`` of teacher forcing; ``src`` is unused).
+* ``train_language_model``: ``training.train`` (the paper's loss, Adam and schedule) on such a model,
+  behind ``ReadsTargetOnly``.
+* ``perplexity``: exp of the mean negative log-likelihood per predicted token, ``<eos>`` included;
+  ``bigram_perplexity``: the same for a model that counts which word follows which (a baseline);
+  ``next_token_entropy``: how spread the next-token distribution is, at a temperature.
+* ``sample_sentences``: sentences drawn from the model (``sampling.sample_continuation`` after ``<sos>``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from .models import DecoderOnlyTransformer
+from .sampling import sample_continuation
+from .tokenization import Batch, Vocab, make_batches
+from .training import TrainingHistory, train
+from .validation import check_instance, check_number, check_positive_int, check_token_list
+
+
+def _check_sentences(name: str, sentences: object) -> list[str]:
+    sentences = check_token_list(name, sentences, item="sentence")
+    if not sentences:
+        raise ValueError(f"{name}: expected at least one sentence, got none")
+    for i, sentence in enumerate(sentences):
+        if not sentence.split():
+            raise ValueError(f"{name}[{i}]: expected a non-empty sentence, got {sentence!r}")
+    return sentences
+
+
+def lm_batches(sentences: Sequence[str], vocab: Vocab, batch_size: int, *, shuffle: bool = True,
+               seed: int = 0) -> list[Batch]:
+    """Every sentence, as ``tgt_in`` = ``<sos> w1 ... wn`` and ``tgt_out`` = ``w1 ... wn <eos>``, padded,
+    in batches of similar length (served in random order with ``shuffle``)."""
+    sentences = _check_sentences("sentences", sentences)
+    check_instance("vocab", vocab, Vocab, "a Vocab")
+    # The translation batches with the sentence on both sides; the language model reads only the target.
+    return make_batches([(s, s) for s in sentences], vocab, vocab, batch_size, shuffle=shuffle, seed=seed,
+                        by_length=True)
+
+
+class ReadsTargetOnly(nn.Module):
+    """A language model behind ``training.train``'s interface: ``train`` calls ``model(src, tgt_in)``,
+    and a language model reads ``tgt_in`` alone."""
+
+    def __init__(self, model: DecoderOnlyTransformer) -> None:
+        super().__init__()
+        self.model = model
+        self.config = model.config
+
+    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        return self.model(tgt_in)
+
+
+def train_language_model(model: DecoderOnlyTransformer, batches: Sequence[Batch], **train_kwargs: object
+                         ) -> TrainingHistory:
+    """Train ``model`` in place with ``training.train`` on ``lm_batches``; keyword arguments go to ``train``
+    (``steps``, ``warmup``, ``lr_scale``, ``label_smoothing``, ``seed``...). Returns its history."""
+    check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
+    return train(ReadsTargetOnly(model), batches, **train_kwargs)
+
+
+def _token_log_probs(model: DecoderOnlyTransformer, sentences: list[str], vocab: Vocab, batch_size: int,
+                     temperature: float = 1.0) -> tuple[Tensor, Tensor, Tensor]:
+    """Log-probabilities (N, V) of every predicted position of every sentence at ``temperature``, their
+    targets (N,), and each position's log-probability of its target (N,)."""
+    model.eval()
+    rows, targets = [], []
+    with torch.no_grad():
+        for batch in lm_batches(sentences, vocab, batch_size, shuffle=False):
+            device = next(model.parameters()).device
+            logits = model(batch.tgt_in.to(device))  # (B, T, V)
+            keep = batch.tgt_out != vocab.pad_id
+            rows.append((logits[keep.to(device)] / temperature).log_softmax(dim=-1).cpu())
+            targets.append(batch.tgt_out[keep])
+    log_probs, target = torch.cat(rows), torch.cat(targets)
+    return log_probs, target, log_probs.gather(1, target[:, None]).squeeze(1)
+
+
+def perplexity(model: DecoderOnlyTransformer, sentences: Sequence[str], vocab: Vocab, batch_size: int = 256
+               ) -> float:
+    """exp(mean of -log p(next token)) over every predicted token of ``sentences``, ``<eos>`` included.
+
+    A model that guessed uniformly among V tokens would score V; a perfect one 1."""
+    check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
+    sentences = _check_sentences("sentences", sentences)
+    check_instance("vocab", vocab, Vocab, "a Vocab")
+    check_positive_int("batch_size", batch_size)
+    _, _, target_log_probs = _token_log_probs(model, sentences, vocab, batch_size)
+    return math.exp(-float(target_log_probs.double().mean()))
+
+
+def next_token_entropy(model: DecoderOnlyTransformer, sentences: Sequence[str], vocab: Vocab,
+                       temperature: float = 1.0, batch_size: int = 256) -> float:
+    """Mean entropy, in nats, of softmax(logits / temperature) over every predicted position of ``sentences``."""
+    check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
+    sentences = _check_sentences("sentences", sentences)
+    check_instance("vocab", vocab, Vocab, "a Vocab")
+    temperature = check_number("temperature", temperature, positive=True)
+    check_positive_int("batch_size", batch_size)
+    log_probs, _, _ = _token_log_probs(model, sentences, vocab, batch_size, temperature)
+    probs = log_probs.exp()
+    return float(-(probs * log_probs.nan_to_num(neginf=0.0)).sum(dim=-1).double().mean())
+
+
+def bigram_perplexity(train_sentences: Sequence[str], test_sentences: Sequence[str], vocab: Vocab,
+                      alpha: float = 0.1) -> float:
+    """Perplexity on ``test_sentences`` of the bigram model counted on ``train_sentences``:
+
+        p(w | previous) = (count(previous, w) + alpha) / (count(previous) + alpha * V')
+
+    over the V' tokens that can follow (every token but ``<pad>`` and ``<sos>``), with ``<sos>`` before
+    the first word and ``<eos>`` after the last, as the language model reads them. ``alpha`` > 0 (add-alpha
+    smoothing) gives a pair never counted a small probability instead of zero."""
+    train_sentences = _check_sentences("train_sentences", train_sentences)
+    test_sentences = _check_sentences("test_sentences", test_sentences)
+    check_instance("vocab", vocab, Vocab, "a Vocab")
+    alpha = check_number("alpha", alpha, positive=True)
+
+    def pairs(sentence: str) -> list[tuple[int, int]]:
+        ids = [vocab.sos_id, *vocab.encode(sentence), vocab.eos_id]
+        return list(zip(ids, ids[1:], strict=False))
+
+    pair_counts: Counter[tuple[int, int]] = Counter(p for s in train_sentences for p in pairs(s))
+    previous_counts: Counter[int] = Counter()
+    for (previous, _), count in pair_counts.items():
+        previous_counts[previous] += count
+    can_follow = len(vocab) - 2
+    total, n = 0.0, 0
+    for sentence in test_sentences:
+        for previous, word in pairs(sentence):
+            total -= math.log((pair_counts[previous, word] + alpha) / (previous_counts[previous] + alpha * can_follow))
+            n += 1
+    return math.exp(total / n)
+
+
+@dataclass(frozen=True)
+class SampledSentence:
+    text: str  # the words drawn, without <sos> and <eos>
+    ended: bool  # the model drew <eos> (False: it was cut at max_new_tokens)
+
+
+def sample_sentences(model: DecoderOnlyTransformer, vocab: Vocab, n: int, *, max_new_tokens: int = 20,
+                     temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
+                     generator: torch.Generator | None = None) -> list[SampledSentence]:
+    """``n`` sentences drawn from ``model`` after ``<sos>`` (one batch), each until ``<eos>`` or
+    ``max_new_tokens``; ``<sos>`` and ``<unk>`` are never drawn. Sampling arguments as
+    ``sampling.sample_continuation`` (``temperature=0``: greedy)."""
+    check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
+    check_instance("vocab", vocab, Vocab, "a Vocab")
+    check_positive_int("n", n)
+    device = next(model.parameters()).device
+    prompt = torch.full((n, 1), vocab.sos_id, dtype=torch.long, device=device)
+    rows = sample_continuation(model, prompt, max_new_tokens=max_new_tokens, temperature=temperature, top_k=top_k,
+                               top_p=top_p, generator=generator, eos_id=vocab.eos_id,
+                               banned_ids=(vocab.sos_id, vocab.unk_id))
+    ended = [bool(row) and row[-1] == vocab.eos_id for row in rows]
+    return [SampledSentence(vocab.decode(row[:-1] if end else row), end) for row, end in zip(rows, ended, strict=True)]

@@ -1,0 +1,171 @@
+"""Sampling the next token: temperature, top-k and top-p (nucleus), and a decoder-only model's continuation.
+
+* ``filter_logits``: keeps the ``top_k`` most probable tokens and/or the nucleus of ``top_p``
+  (Holtzman et al. 2020: the smallest set of most probable tokens whose probability reaches
+  ``top_p``), every other logit set to -inf. The one filter behind every sampler of the library
+  (``decoding.sample_decode`` for translation, ``sample_continuation`` here).
+* ``draw_next``: (B, V) logits -> (B,) tokens, at a temperature, after the filter; ``temperature=0``
+  is greedy (the most probable token).
+* ``sample_continuation``: a GPT-style model (``models.DecoderOnlyTransformer``) continues prompts
+  one token at a time, on its key/value cache.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor, nn
+
+from .validation import (
+    check_bool,
+    check_instance,
+    check_ndim,
+    check_number,
+    check_positive_int,
+    check_special_id,
+    check_tensor,
+    check_token_ids,
+)
+
+
+def check_sampling_args(temperature: object, top_k: object, top_p: object, generator: object,
+                        allow_greedy: bool = False) -> float:
+    """The arguments every sampler shares; returns the temperature as a float."""
+    # finite: inf would give NaN at -inf; 0 (greedy) only where the sampler offers it
+    if allow_greedy:
+        temperature = check_number("temperature", temperature, minimum=0.0)
+    else:
+        temperature = check_number("temperature", temperature, positive=True)
+    if top_k is not None:
+        check_positive_int("top_k", top_k)
+    check_top_p(top_p)
+    if generator is not None:
+        check_instance("generator", generator, torch.Generator, "a torch.Generator or None")
+    return temperature
+
+
+def check_top_p(top_p: object) -> None:
+    if top_p is None:
+        return
+    number = check_number("top_p", top_p)
+    if not 0.0 < number <= 1.0:
+        raise ValueError(f"top_p: expected a probability in (0, 1], got {top_p}")
+
+
+def filter_logits(logits: Tensor, *, top_k: int | None = None, top_p: float | None = None) -> Tensor:
+    """(..., V) logits with every token outside the top ``top_k`` and outside the nucleus of ``top_p``
+    set to -inf (a new tensor; None leaves that filter out).
+
+    Top-k keeps every token whose logit is at least the k-th largest (ties at the k-th all stay).
+    Top-p sorts the tokens by probability (softmax of ``logits``, after top-k) and keeps each token
+    whose more probable predecessors hold less than ``top_p`` of the mass: the smallest set whose
+    probability reaches ``top_p``, and always the most probable token. ``top_p=1`` keeps every token.
+    """
+    check_tensor("logits", logits)
+    if not logits.is_floating_point():
+        raise TypeError(f"logits: expected a floating-point tensor, got dtype {logits.dtype}")
+    if logits.ndim == 0:
+        raise ValueError("logits: expected shape (..., vocab), got a scalar")
+    if top_k is not None:
+        check_positive_int("top_k", top_k)
+    check_top_p(top_p)
+    logits = logits.clone()
+    if top_k is not None and top_k < logits.shape[-1]:
+        kth = logits.topk(top_k, dim=-1).values[..., -1:]  # (..., 1): the k-th largest logit
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    if top_p is not None and top_p < 1.0:
+        probs, order = logits.softmax(dim=-1).sort(dim=-1, descending=True)  # most probable first
+        before = probs.cumsum(dim=-1) - probs  # mass of the strictly more probable tokens
+        drop_sorted = before >= top_p  # the first token has 0 before it: always kept
+        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
+        logits = logits.masked_fill(drop, float("-inf"))
+    return logits
+
+
+def draw_next(logits: Tensor, *, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
+              generator: torch.Generator | None = None) -> Tensor:
+    """(B, V) logits -> (B,) tokens drawn from softmax(logits / temperature), filtered by
+    ``filter_logits(top_k, top_p)``; ``temperature=0`` takes the most probable token.
+
+    Arguments are checked by the caller (``check_sampling_args``)."""
+    if temperature == 0.0:
+        return logits.argmax(dim=-1)
+    # In float64 (a temperature of 1e-300 or 1e300 is 0 or inf in float32), best logit shifted to 0:
+    # a vanishing temperature then gives 0 for the best token and -inf for the others (greedy),
+    # a huge one 0 for every allowed token (uniform), and never inf - inf = NaN.
+    logits = logits.double()
+    logits = (logits - logits.max(dim=-1, keepdim=True).values) / temperature
+    logits = filter_logits(logits, top_k=top_k, top_p=top_p)
+    return torch.multinomial(logits.softmax(dim=-1), 1, generator=generator).squeeze(1)
+
+
+@torch.inference_mode()
+def sample_continuation(
+    model: nn.Module,
+    prompt_ids: Tensor,
+    *,
+    max_new_tokens: int,
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+    generator: torch.Generator | None = None,
+    eos_id: int | None = None,
+    banned_ids: tuple[int, ...] = (),
+    use_cache: bool = True,
+) -> list[list[int]]:
+    """Continue each row of ``prompt_ids`` (B, T), one drawn token at a time, with a decoder-only model
+    (``model(ids, cache) -> logits`` and ``model.new_cache()``, as ``DecoderOnlyTransformer``).
+
+    Each row gets up to ``max_new_tokens`` tokens and stops after its first ``eos_id`` (which is
+    kept, last in its list, so the caller sees that the row ended). ``temperature=0`` is greedy.
+    The padding id (``model.config.pad_id``) and ``banned_ids`` are never drawn. With the cache
+    (the default), the prompt is read once and each step feeds only the newest token;
+    ``use_cache=False`` feeds the whole sequence at every step and draws the same tokens.
+    A seeded ``generator`` (on the model's device) makes the draws repeatable.
+    """
+    for name in ("new_cache", "config"):
+        if not hasattr(model, name):
+            raise TypeError(f"model: expected a decoder-only model with .{name} (a DecoderOnlyTransformer), "
+                            f"got {type(model).__name__}")
+    vocab_size, pad_id = model.config.tgt_vocab_size, model.config.pad_id
+    check_token_ids("prompt_ids", prompt_ids, vocab_size)
+    check_ndim("prompt_ids", prompt_ids, 2, "(batch, prompt_len)")
+    if prompt_ids.shape[1] == 0:
+        raise ValueError("prompt_ids: expected at least one token per row (a <sos>, say), got none")
+    if bool((prompt_ids == pad_id).any()):
+        raise ValueError(f"prompt_ids: expected rows of real tokens, got the padding id {pad_id} inside")
+    check_positive_int("max_new_tokens", max_new_tokens)
+    # The model reads the prompt and every new token but the last: positions its table must hold.
+    if prompt_ids.shape[1] + max_new_tokens - 1 > model.config.max_len:
+        raise ValueError(f"max_new_tokens: the model reads at most config.max_len={model.config.max_len} positions; "
+                         f"a prompt of {prompt_ids.shape[1]} allows at most "
+                         f"{model.config.max_len - prompt_ids.shape[1] + 1} new tokens, got {max_new_tokens}")
+    temperature = check_sampling_args(temperature, top_k, top_p, generator, allow_greedy=True)
+    check_special_id("eos_id", eos_id, vocab_size, optional=True)
+    if isinstance(banned_ids, str) or not isinstance(banned_ids, tuple | list):
+        raise TypeError(f"banned_ids: expected a tuple of token ids, got {type(banned_ids).__name__}")
+    for token in banned_ids:
+        check_special_id("banned_ids", token, vocab_size)
+    check_bool("use_cache", use_cache)
+
+    model.eval()
+    banned = [pad_id, *banned_ids]
+    cache = model.new_cache() if use_cache else None
+    tokens = prompt_ids.long()
+    finished = torch.zeros(tokens.shape[0], dtype=torch.bool, device=tokens.device)
+    fed = tokens
+    for _ in range(max_new_tokens):
+        logits = (model(fed, cache) if use_cache else model(tokens))[:, -1]  # (B, V)
+        logits[:, banned] = float("-inf")
+        next_token = draw_next(logits, temperature=temperature, top_k=top_k, top_p=top_p, generator=generator)
+        next_token = next_token.masked_fill(finished, pad_id)  # finished rows only mark time
+        tokens = torch.cat([tokens, next_token[:, None]], dim=1)
+        fed = next_token[:, None]
+        if eos_id is not None:
+            finished |= next_token == eos_id
+            if bool(finished.all()):
+                break
+    rows = []
+    for row in tokens[:, prompt_ids.shape[1]:].tolist():
+        end = row.index(eos_id) + 1 if eos_id in row else len(row)
+        rows.append(row[:end])
+    return rows
