@@ -38,3 +38,12 @@ def test_loss_curve_has_the_losses_and_a_moving_average():
         loss_curve_figure(TrainingHistory())
     with pytest.raises(TypeError, match="history"):
         loss_curve_figure([1.0, 2.0])
+
+
+def test_loss_curve_title_names_the_loss():
+    history = TrainingHistory(steps=[1, 2], losses=[2.0, 1.0])
+    assert "label-smoothed" in loss_curve_figure(history).layout.title.text
+    title = loss_curve_figure(history, loss_name="cross-entropy per token").layout.title.text
+    assert title == "Training loss (cross-entropy per token)"
+    with pytest.raises(TypeError, match="loss_name"):
+        loss_curve_figure(history, loss_name=1)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from ..training import TrainingHistory, transformer_lr
-from ..validation import check_positive_int
+from ..validation import check_instance, check_positive_int
 from .display import BOOK_TEMPLATE
 
 
@@ -74,14 +74,16 @@ def learning_rate_figure(
     return fig
 
 
-def loss_curve_figure(history: TrainingHistory, window: int = 50) -> go.Figure:
+def loss_curve_figure(history: TrainingHistory, window: int = 50,
+                      loss_name: str = "label-smoothed cross-entropy per token") -> go.Figure:
     """The per-step training loss of ``history`` (thin) and its moving average over ``window``
-    steps (thick), against the step."""
+    steps (thick), against the step; ``loss_name`` says in the title which loss it is."""
     if not isinstance(history, TrainingHistory):
         raise TypeError(f"history: expected a training.TrainingHistory, got {type(history).__name__}")
     if not history.losses:
         raise ValueError("history: expected at least one training step, got an empty history")
     check_positive_int("window", window)
+    check_instance("loss_name", loss_name, str, "a str")
     losses = history.losses
     average, total = [], 0.0
     for i, loss in enumerate(losses):
@@ -94,7 +96,7 @@ def loss_curve_figure(history: TrainingHistory, window: int = 50) -> go.Figure:
                    name=f"average of {window} steps", line=dict(width=3, color="#1f77b4")),
     ])
     fig.update_layout(
-        template=BOOK_TEMPLATE, height=400, title=dict(text="Training loss (label-smoothed cross-entropy per token)"),
+        template=BOOK_TEMPLATE, height=400, title=dict(text=f"Training loss ({loss_name})"),
         xaxis=dict(title=dict(text="step")), yaxis=dict(title=dict(text="loss"), type="log"),
         legend=dict(x=0.98, xanchor="right", y=0.98),
     )
