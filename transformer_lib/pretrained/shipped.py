@@ -43,6 +43,7 @@ WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 SUMS_FILE = "SHA256SUMS"
 BOOK_TRANSFORMER = "book_transformer"
 BOOK_RNN = "book_rnn"
+BOOK_RNN_ATTENTION = "book_rnn_attention"
 
 
 class ShippedModelError(CheckpointError):
@@ -165,3 +166,8 @@ def book_model(device: torch.device | str = "cpu", dtype: torch.dtype | None = N
 def book_rnn(device: torch.device | str = "cpu", dtype: torch.dtype | None = None) -> Checkpoint:
     """The GRU encoder-decoder without attention, trained on the same data with the same recipe (chapter 1)."""
     return load_shipped(BOOK_RNN, device=device, dtype=dtype)
+
+
+def book_rnn_attention(device: torch.device | str = "cpu", dtype: torch.dtype | None = None) -> Checkpoint:
+    """The GRU encoder-decoder with additive attention, trained like ``book_rnn()`` (chapter 1)."""
+    return load_shipped(BOOK_RNN_ATTENTION, device=device, dtype=dtype)
