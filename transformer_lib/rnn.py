@@ -194,7 +194,7 @@ class Seq2SeqGRU(nn.Module):
         self.dropout = nn.Dropout(c.dropout)
         self.generator = nn.Linear(c.hidden_size, c.tgt_vocab_size)
 
-    def _read_source(self, src_ids: Tensor) -> tuple[Tensor, Tensor]:
+    def read_source(self, src_ids: Tensor) -> tuple[Tensor, Tensor]:
         """(B, S) source ids -> every top-layer state (B, S, hidden), zero at padding, and the
         last state of each layer (n_layers, B, hidden), after the last real token."""
         check_token_ids("src_ids", src_ids, self.config.src_vocab_size)
@@ -210,7 +210,7 @@ class Seq2SeqGRU(nn.Module):
 
     def encode(self, src_ids: Tensor) -> Tensor:
         """(B, S) source ids -> (B, n_layers, hidden): the encoder's state after the last real token."""
-        _, last = self._read_source(src_ids)  # (n_layers, B, hidden)
+        _, last = self.read_source(src_ids)  # (n_layers, B, hidden)
         return last.transpose(0, 1)  # (B, n_layers, hidden): batch first, like the Transformer's memory
 
     def new_cache(self) -> GRUDecoderState:
@@ -264,7 +264,7 @@ class Seq2SeqGRUAttention(Seq2SeqGRU):
 
     def encode(self, src_ids: Tensor) -> Tensor:
         """(B, S) source ids -> (B, S, hidden): the encoder's top-layer state at every source position."""
-        states, _ = self._read_source(src_ids)
+        states, _ = self.read_source(src_ids)
         return states
 
     def decode(
@@ -272,16 +272,17 @@ class Seq2SeqGRUAttention(Seq2SeqGRU):
     ) -> Tensor:
         """(B, T) target ids -> (B, T, hidden), attending over ``memory`` (B, S, hidden) at every
         step; padding in ``src_ids`` is never attended to."""
-        combined, _ = self._attend(tgt_ids, memory, src_ids, cache)
+        combined, _ = self.attend(tgt_ids, memory, src_ids, cache)
         return self.dropout(combined)
 
     def attention_map(self, src_ids: Tensor, tgt_ids: Tensor) -> Tensor:
         """(B, S) source and (B, T) decoder input ids -> (B, T, S) weights: where each step looked."""
-        _, weights = self._attend(tgt_ids, self.encode(src_ids), src_ids, None)
+        _, weights = self.attend(tgt_ids, self.encode(src_ids), src_ids, None)
         return weights
 
-    def _attend(self, tgt_ids: Tensor, memory: Tensor, src_ids: Tensor,
-                cache: GRUDecoderState | None) -> tuple[Tensor, Tensor]:
+    def attend(self, tgt_ids: Tensor, memory: Tensor, src_ids: Tensor,
+               cache: GRUDecoderState | None = None) -> tuple[Tensor, Tensor]:
+        """The decoder's step(s), before dropout: h~ (B, T, hidden) and the weights (B, T, S) on the source."""
         check_token_ids("src_ids", src_ids, self.config.src_vocab_size)
         if memory.dim() != 3 or memory.shape[:2] != src_ids.shape:
             raise ValueError(f"memory: expected (batch, src_len, hidden) = {tuple(src_ids.shape)} + (hidden,) like "
