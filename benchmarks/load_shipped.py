@@ -1,4 +1,4 @@
-"""How long the shipped models take to load: ``pretrained.book_model()`` and ``book_rnn()``.
+"""How long the shipped models take to load: ``pretrained.book_model()``, ``book_rnn()``, ``book_rnn_attention()``.
 
 Each is timed in a fresh Python process (nothing cached in memory, no model file ever trained on
 this machine), after ``import torch`` and the library, which are timed apart. Also prints the size of
@@ -23,14 +23,16 @@ PROBE = """
 import json, time
 started = time.perf_counter()
 import torch
-from transformer_lib.pretrained import book_model, book_rnn
+from transformer_lib.pretrained import book_model, book_rnn, book_rnn_attention
 imported = time.perf_counter()
 book_model()
 loaded_model = time.perf_counter()
 book_rnn()
 loaded_rnn = time.perf_counter()
+book_rnn_attention()
+loaded_rnn_attention = time.perf_counter()
 print(json.dumps({"import": imported - started, "book_model": loaded_model - imported,
-                  "book_rnn": loaded_rnn - loaded_model}))
+                  "book_rnn": loaded_rnn - loaded_model, "book_rnn_attention": loaded_rnn_attention - loaded_rnn}))
 """
 
 
@@ -43,9 +45,9 @@ def main() -> None:
         probe = subprocess.run([sys.executable, "-c", PROBE], check=True, capture_output=True, text=True,
                                cwd=harness.REPO_ROOT)
         runs.append(json.loads(probe.stdout))
-    for key in ("import", "book_model", "book_rnn"):
+    for key in ("import", "book_model", "book_rnn", "book_rnn_attention"):
         values = [run[key] * 1000 for run in runs]
-        print(f"{key:>10}: median {statistics.median(values):7.1f} ms  (min {min(values):.1f}, "
+        print(f"{key:>18}: median {statistics.median(values):7.1f} ms  (min {min(values):.1f}, "
               f"max {max(values):.1f}, {args.repeats} fresh processes)")
     total = 0
     for path in sorted(WEIGHTS_DIR.iterdir()):

@@ -23,6 +23,7 @@ from transformer_lib.figures.attention import (
     head_statistics,
     mask_figure,
     scaling_figure,
+    weights_side_by_side_figure,
 )
 
 from .toy_translation import toy_maps, toy_model
@@ -171,3 +172,28 @@ def test_head_statistics_checks_its_arguments():
         head_statistics(AttentionMaps())
     with pytest.raises(ValueError, match="index"):
         head_statistics(AttentionMaps(encoder_self=[torch.ones(1, 1, 2, 2) / 2]), index=1)
+
+
+def test_weights_side_by_side_share_one_colour_scale_and_keep_their_numbers():
+    dot = torch.tensor([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    additive = torch.tensor([[0.5, 0.25, 0.25], [0.0, 0.5, 0.5]])
+    fig = weights_side_by_side_figure({"dot-product": dot, "additive": additive}, ["q0", "q1"], ["a", "b", "<c>"],
+                                      title="two scores")
+    assert [np.asarray(trace.z).tolist() for trace in fig.data] == [[[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]],
+                                                                  [[0.5, 0.25, 0.25], [0.0, 0.5, 0.5]]]
+    assert {trace.coloraxis for trace in fig.data} == {"coloraxis"} and fig.layout.coloraxis.cmax == 1.0
+    assert [a.text for a in fig.layout.annotations] == ["dot-product", "additive"]
+    assert list(fig.layout.xaxis2.ticktext) == ["a", "b", "&lt;c&gt;"] and fig.layout.title.text == "two scores"
+    assert fig.layout.xaxis.title.text == "key" and fig.layout.yaxis.title.text == "query"
+
+
+def test_weights_side_by_side_checks_its_arguments():
+    w = torch.full((2, 3), 1 / 3)
+    with pytest.raises(TypeError, match="weights: expected a non-empty mapping"):
+        weights_side_by_side_figure({}, ["a", "b"], ["x", "y", "z"])
+    with pytest.raises(TypeError, match=r"weights\['b'\]: expected a 2-d"):
+        weights_side_by_side_figure({"a": w, "b": w[None]}, ["a", "b"], ["x", "y", "z"])
+    with pytest.raises(ValueError, match="weights: expected matrices of one shape"):
+        weights_side_by_side_figure({"a": w, "b": w[:, :2]}, ["a", "b"], ["x", "y", "z"])
+    with pytest.raises(ValueError, match=r"keys: expected 3 tokens \(one per weight-matrix column\), got 2"):
+        weights_side_by_side_figure({"a": w}, ["a", "b"], ["x", "y"])

@@ -24,14 +24,23 @@ from transformer_lib.pretrained import (
     book_corpus,
     book_model,
     book_rnn,
+    book_rnn_attention,
     book_vocabularies,
     load_shipped,
     train_book_model,
     write_shipped,
 )
 from transformer_lib.pretrained import recipe as recipe_module
-from transformer_lib.pretrained.shipped import BOOK_LM, BOOK_RNN, BOOK_TRANSFORMER, SUMS_FILE, WEIGHTS_DIR, sha256_of
-from transformer_lib.rnn import Seq2SeqGRU
+from transformer_lib.pretrained.shipped import (
+    BOOK_LM,
+    BOOK_RNN,
+    BOOK_RNN_ATTENTION,
+    BOOK_TRANSFORMER,
+    SUMS_FILE,
+    WEIGHTS_DIR,
+    sha256_of,
+)
+from transformer_lib.rnn import Seq2SeqGRU, Seq2SeqGRUAttention, Seq2SeqGRUConfig
 
 from .seq2seq_toys import tiny_book_model
 
@@ -40,7 +49,8 @@ MAX_SHIPPED_BYTES = 10 * 1024 * 1024
 
 def test_shipped_files_are_listed_with_their_sha256_and_small():
     names = sorted(p.name for p in WEIGHTS_DIR.iterdir())
-    model_files = [f"{n}.{ext}" for n in (BOOK_TRANSFORMER, BOOK_RNN, BOOK_LM) for ext in ("json", "safetensors")]
+    models = (BOOK_TRANSFORMER, BOOK_RNN, BOOK_RNN_ATTENTION, BOOK_LM)
+    model_files = [f"{n}.{ext}" for n in models for ext in ("json", "safetensors")]
     expected = sorted([SUMS_FILE, *model_files])
     assert names == expected
     lines = (WEIGHTS_DIR / SUMS_FILE).read_text().splitlines()
@@ -51,18 +61,24 @@ def test_shipped_files_are_listed_with_their_sha256_and_small():
     assert sum(p.stat().st_size for p in WEIGHTS_DIR.iterdir()) <= MAX_SHIPPED_BYTES
 
 
-@pytest.mark.parametrize(("load", "name", "model_class"), [(book_model, BOOK_TRANSFORMER, Transformer),
-                                                           (book_rnn, BOOK_RNN, Seq2SeqGRU)])
+@pytest.mark.parametrize(("load", "name", "model_class"), [
+    (book_model, BOOK_TRANSFORMER, Transformer), (book_rnn, BOOK_RNN, Seq2SeqGRU),
+    (book_rnn_attention, BOOK_RNN_ATTENTION, Seq2SeqGRUAttention),
+])
 def test_shipped_models_were_made_by_todays_recipe(load, name, model_class):
     """Change the recipe (or the corpus) without retraining and this fails: run tools/train_book_models.py."""
     checkpoint = load()
-    assert isinstance(checkpoint.model, model_class) and not checkpoint.model.training
+    assert type(checkpoint.model) is model_class and not checkpoint.model.training
     assert checkpoint.extra["recipe"] == dataclasses.asdict(BOOK_RECIPE)
     assert checkpoint.extra["steps"] == (BOOK_RECIPE.steps if model_class is Transformer else BOOK_RECIPE.rnn_steps)
     src_vocab, tgt_vocab = book_vocabularies(book_corpus())
     assert checkpoint.src_vocab == src_vocab and checkpoint.tgt_vocab == tgt_vocab
     if model_class is Transformer:
         assert checkpoint.config == BOOK_RECIPE.config(len(src_vocab), len(tgt_vocab))
+    else:  # the two GRUs: the same shape, one with attention
+        assert checkpoint.config == Seq2SeqGRUConfig(len(src_vocab), len(tgt_vocab), d_model=BOOK_RECIPE.model.d_model,
+                                                     hidden_size=BOOK_RECIPE.rnn_hidden_size,
+                                                     dropout=BOOK_RECIPE.model.dropout)
     assert all(p.dtype == torch.float32 for p in checkpoint.model.parameters())
 
 
@@ -91,6 +107,7 @@ def test_loading_never_trains(monkeypatch):
 
     monkeypatch.setattr(recipe_module, "train", fail)
     assert book_model().model is not None and book_rnn().model is not None
+    assert book_rnn_attention().model is not None
 
 
 def _copy_weights(tmp_path):

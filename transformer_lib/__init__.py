@@ -13,7 +13,7 @@ This package namespace exports the model pieces. Import the rest from its module
 (tqdm, sacrebleu, plotly, ipywidgets) that a model alone does not need.
 """
 
-from .attention import causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
+from .attention import AdditiveAttention, causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
 from .capture import AttentionMaps, capture_attention
 from .config import PRESETS, TransformerConfig
 from .decoder import Decoder, DecoderLayer, DecoderLayerCache
@@ -40,7 +40,7 @@ from .residual import LayerNorm, Residual, layer_norm
 from .rnn import LSTM, VanillaRNN, gradient_norms_through_time
 
 __all__ = [
-    "AttentionMaps", "Decoder", "DecoderLayer", "DecoderLayerCache", "DecoderOnlyTransformer",
+    "AdditiveAttention", "AttentionMaps", "Decoder", "DecoderLayer", "DecoderLayerCache", "DecoderOnlyTransformer",
     "Encoder", "EncoderLayer", "EncoderOnlyTransformer", "InputEmbedding", "KVCache", "LSTM",
     "LayerNorm", "LearnedPositionalEmbedding", "MultiHeadAttention", "PRESETS",
     "PositionwiseFeedForward", "Residual", "RotaryEmbedding", "SinusoidalPositionalEncoding",

@@ -12,6 +12,10 @@ nothing: its weights are all zero and its output is the zero vector, on both pat
 (``need_weights=True`` and the fused kernel), never NaN. The inputs must be finite: a
 NaN or an infinity in a query, key or value is a ``ValueError`` (a softmax would spread it,
 or the fused kernel would hide it behind finite numbers).
+
+:class:`AdditiveAttention` is the attention that came first (Bahdanau et al. 2015): it scores a
+query against a key with a small learned network instead of a dot product, and shares the rest
+(the masks, :func:`masked_softmax`, the weighted sum of the values).
 """
 
 from __future__ import annotations
@@ -20,9 +24,10 @@ import math
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor
+from torch import Tensor, nn
 
 from .validation import (
+    check_dtype,
     check_finite,
     check_id_dtype,
     check_mask,
@@ -32,6 +37,7 @@ from .validation import (
     check_probability,
     check_special_id,
     check_tensor,
+    module_dtype,
 )
 
 
@@ -81,13 +87,18 @@ def combine_masks(*masks: Tensor | None) -> Tensor | None:
     return result
 
 
-def _check_qkv(query: Tensor, key: Tensor, value: Tensor) -> None:
+def _check_qkv(query: Tensor, key: Tensor, value: Tensor, dtype: torch.dtype | None = None,
+               same_width: bool = True) -> None:
+    """Shapes, dtypes and finiteness of the three inputs. ``dtype``: the one they must have (a
+    module's parameters'); ``same_width=False`` lets queries and keys differ in width (additive attention)."""
     layout = "(batch, heads, seq_len, d_k)"
     for name, x in (("query", query), ("key", key), ("value", value)):
         check_ndim(name, x, 4, layout)
         if not x.is_floating_point():
             raise TypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
-        if x.dtype != query.dtype:
+        if dtype is not None:
+            check_dtype(name, x, dtype)
+        elif x.dtype != query.dtype:
             raise TypeError(f"{name}: expected dtype {query.dtype} like query, got {x.dtype}")
         check_nonempty(name, x, dim=0)
         check_nonempty(name, x, dim=2)
@@ -96,7 +107,7 @@ def _check_qkv(query: Tensor, key: Tensor, value: Tensor) -> None:
         raise ValueError(
             f"key: expected (batch, heads) = {tuple(query.shape[:2])} like query, got shape {tuple(key.shape)}"
         )
-    if query.shape[-1] != key.shape[-1]:
+    if same_width and query.shape[-1] != key.shape[-1]:
         raise ValueError(
             f"key: expected the same d_k as query ({query.shape[-1]}), got shape {tuple(key.shape)}"
         )
@@ -112,19 +123,25 @@ def _attends_to_nothing(mask: Tensor) -> Tensor:
     return ~mask.any(dim=-1, keepdim=True)
 
 
-def attention_weights(query: Tensor, key: Tensor, mask: Tensor | None = None) -> Tensor:
-    """softmax(Q K^T / sqrt(d_k)), with masked positions set to -inf before the softmax.
+def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
+    """Softmax over the keys (the last dimension), with masked positions set to -inf first.
 
     A query row with every key masked gets all-zero weights (a softmax over only -inf is NaN).
+    Both attention scores, dot-product and additive, become weights here.
     """
+    if mask is None:
+        return scores.softmax(dim=-1)
+    if mask.dim() == 3:  # (B, T_q, T_k): shared by every head
+        mask = mask[:, None]
+    scores = scores.masked_fill(~mask, float("-inf"))
+    return scores.softmax(dim=-1).masked_fill(_attends_to_nothing(mask), 0.0)
+
+
+def attention_weights(query: Tensor, key: Tensor, mask: Tensor | None = None) -> Tensor:
+    """softmax(Q K^T / sqrt(d_k)), with masked positions set to -inf before the softmax."""
     d_k = query.shape[-1]
     scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (B, h, T_q, T_k)
-    if mask is not None:
-        if mask.dim() == 3:  # (B, T_q, T_k): shared by every head
-            mask = mask[:, None]
-        scores = scores.masked_fill(~mask, float("-inf"))
-        return scores.softmax(dim=-1).masked_fill(_attends_to_nothing(mask), 0.0)
-    return scores.softmax(dim=-1)
+    return masked_softmax(scores, mask)
 
 
 def scaled_dot_product_attention(
@@ -160,3 +177,45 @@ def scaled_dot_product_attention(
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
     return weights @ value, weights  # (B, h, T_q, d_v)
+
+
+class AdditiveAttention(nn.Module):
+    """Additive attention (Bahdanau, Cho & Bengio 2015): a small feed-forward network scores each
+    (query, key) pair,
+
+        score(q, k) = v^T tanh(W_q q + W_k k),
+
+    where ``scaled_dot_product_attention`` scores it with q . k / sqrt(d_k). Queries and keys may
+    have different widths (the paper's queries are decoder states, its keys encoder states). Same
+    layout, mask convention and result as ``scaled_dot_product_attention``: (batch, heads,
+    seq_len, d) inputs, ``(output, weights)`` back, and zero weights for a query with no key.
+    """
+
+    def __init__(self, d_query: int, d_key: int, d_attention: int) -> None:
+        super().__init__()
+        self.d_query = check_positive_int("d_query", d_query)
+        self.d_key = check_positive_int("d_key", d_key)
+        self.d_attention = check_positive_int("d_attention", d_attention)
+        self.w_query = nn.Linear(d_query, d_attention, bias=False)  # W_q (the paper's W_a)
+        self.w_key = nn.Linear(d_key, d_attention, bias=False)  # W_k (the paper's U_a)
+        self.v = nn.Linear(d_attention, 1, bias=False)  # v^T
+
+    def scores(self, query: Tensor, key: Tensor) -> Tensor:
+        """(B, h, T_q, d_query), (B, h, T_k, d_key) -> (B, h, T_q, T_k) scores, before the softmax."""
+        projected_query = self.w_query(query)[..., :, None, :]  # (B, h, T_q, 1, d_a)
+        projected_key = self.w_key(key)[..., None, :, :]  # (B, h, 1, T_k, d_a)
+        hidden = torch.tanh(projected_query + projected_key)  # (B, h, T_q, T_k, d_a): one small network per pair
+        return self.v(hidden).squeeze(-1)  # (B, h, T_q, T_k)
+
+    def forward(self, query: Tensor, key: Tensor, value: Tensor,
+                mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """Returns ``(output, weights)``: output (B, h, T_q, d_v), weights (B, h, T_q, T_k)."""
+        _check_qkv(query, key, value, dtype=module_dtype(self.w_query.weight), same_width=False)
+        if query.shape[-1] != self.d_query:
+            raise ValueError(f"query: expected last dimension d_query={self.d_query}, got shape {tuple(query.shape)}")
+        if key.shape[-1] != self.d_key:
+            raise ValueError(f"key: expected last dimension d_key={self.d_key}, got shape {tuple(key.shape)}")
+        batch, heads, n_queries, _ = query.shape
+        check_mask("mask", mask, (batch, heads, n_queries, key.shape[2]))
+        weights = masked_softmax(self.scores(query, key), mask)  # (B, h, T_q, T_k)
+        return weights @ value, weights  # (B, h, T_q, d_v)

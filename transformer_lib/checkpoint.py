@@ -39,7 +39,7 @@ from torch import nn
 
 from .config import TransformerConfig
 from .models import DecoderOnlyTransformer, Transformer
-from .rnn import Seq2SeqGRU, Seq2SeqGRUConfig
+from .rnn import Seq2SeqGRU, Seq2SeqGRUAttention, Seq2SeqGRUConfig
 from .tokenization import Vocab
 from .validation import check_instance, check_plain_data
 
@@ -51,6 +51,7 @@ MODEL_CLASSES: dict[str, tuple[type[nn.Module], type]] = {
     "Transformer": (Transformer, TransformerConfig),
     "DecoderOnlyTransformer": (DecoderOnlyTransformer, TransformerConfig),
     "Seq2SeqGRU": (Seq2SeqGRU, Seq2SeqGRUConfig),
+    "Seq2SeqGRUAttention": (Seq2SeqGRUAttention, Seq2SeqGRUConfig),
 }
 
 

@@ -14,6 +14,11 @@ a path that its gates can keep open.
 encoder (Cho et al. 2014) whose final state is the only thing its decoder sees of the
 source (Sutskever et al. 2014), with no attention. It has the Transformer's interface,
 so ``training.train`` and the functions of ``decoding`` run on it unchanged.
+
+``Seq2SeqGRUAttention`` is the same translator with the fix of Bahdanau, Cho & Bengio (2015):
+at every step the decoder attends over all the encoder's states (additive attention), so the
+source no longer has to pass through one vector. It keeps the recurrence, which is what the
+Transformer removed next.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
+from .attention import AdditiveAttention
 from .validation import (
     check_features,
     check_ndim,
@@ -188,8 +194,9 @@ class Seq2SeqGRU(nn.Module):
         self.dropout = nn.Dropout(c.dropout)
         self.generator = nn.Linear(c.hidden_size, c.tgt_vocab_size)
 
-    def encode(self, src_ids: Tensor) -> Tensor:
-        """(B, S) source ids -> (B, n_layers, hidden): the encoder's state after the last real token."""
+    def read_source(self, src_ids: Tensor) -> tuple[Tensor, Tensor]:
+        """(B, S) source ids -> every top-layer state (B, S, hidden), zero at padding, and the
+        last state of each layer (n_layers, B, hidden), after the last real token."""
         check_token_ids("src_ids", src_ids, self.config.src_vocab_size)
         lengths = (src_ids != self.config.pad_id).sum(dim=1)  # (B,)
         if int(lengths.min()) == 0:
@@ -197,7 +204,13 @@ class Seq2SeqGRU(nn.Module):
         packed = nn.utils.rnn.pack_padded_sequence(  # so padding never enters the state
             self.dropout(self.src_embed(src_ids)), lengths.cpu(), batch_first=True, enforce_sorted=False
         )
-        _, last = self.encoder(packed)  # (n_layers, B, hidden)
+        packed_states, last = self.encoder(packed)
+        states, _ = nn.utils.rnn.pad_packed_sequence(packed_states, batch_first=True, total_length=src_ids.shape[1])
+        return states, last
+
+    def encode(self, src_ids: Tensor) -> Tensor:
+        """(B, S) source ids -> (B, n_layers, hidden): the encoder's state after the last real token."""
+        _, last = self.read_source(src_ids)  # (n_layers, B, hidden)
         return last.transpose(0, 1)  # (B, n_layers, hidden): batch first, like the Transformer's memory
 
     def new_cache(self) -> GRUDecoderState:
@@ -208,12 +221,17 @@ class Seq2SeqGRU(nn.Module):
     ) -> Tensor:
         """(B, T) target ids -> (B, T, hidden). Starts from the encoder's state ``memory``, or,
         with a ``cache``, from the state after the tokens fed before (then only new tokens are given)."""
+        return self.dropout(self._run_decoder(tgt_ids, memory, cache))  # (B, T, hidden)
+
+    def _run_decoder(self, tgt_ids: Tensor, first_state: Tensor, cache: GRUDecoderState | None) -> Tensor:
+        """The decoder GRU over (B, T) target ids, from ``first_state`` (B, n_layers, hidden) or the
+        cache's state; updates the cache. Returns its top-layer states (B, T, hidden)."""
         check_token_ids("tgt_ids", tgt_ids, self.config.tgt_vocab_size)
-        state = memory if cache is None or cache.hidden is None else cache.hidden  # (B, n_layers, hidden)
+        state = first_state if cache is None or cache.hidden is None else cache.hidden  # (B, n_layers, hidden)
         out, last = self.decoder(self.dropout(self.tgt_embed(tgt_ids)), state.transpose(0, 1).contiguous())
         if cache is not None:
             cache.hidden = last.transpose(0, 1)
-        return self.dropout(out)  # (B, T, hidden)
+        return out
 
     def forward(self, src_ids: Tensor, tgt_ids: Tensor) -> Tensor:
         """(B, S) source ids and (B, T) decoder input ids -> (B, T, tgt_vocab_size) logits."""
@@ -222,3 +240,60 @@ class Seq2SeqGRU(nn.Module):
                 f"tgt_ids: expected batch size {src_ids.shape[0]} like src_ids, got shape {tuple(tgt_ids.shape)}"
             )
         return self.generator(self.decode(tgt_ids, self.encode(src_ids), src_ids))
+
+
+class Seq2SeqGRUAttention(Seq2SeqGRU):
+    """``Seq2SeqGRU`` whose decoder attends over every encoder state at every step.
+
+    The score is additive (Bahdanau et al. 2015); where the context enters follows Luong, Pham &
+    Manning (2015): the decoder GRU runs as before, then its state h_t is the query, the context
+    c_t (the attention-weighted encoder states) joins it in h~_t = tanh(W_c [c_t; h_t]), and the
+    generator reads h~_t. The GRU's input stays the previous word, so teacher forcing still runs the
+    decoder over the whole target in one call, and the cache is the GRU's state alone.
+
+    ``encode`` returns every encoder state (B, S, hidden), the memory the attention reads (like
+    the Transformer's); the decoder starts from the state after the last real source token, as
+    ``Seq2SeqGRU``'s does. Same config, same interface.
+    """
+
+    def __init__(self, config: Seq2SeqGRUConfig) -> None:
+        super().__init__(config)
+        hidden = config.hidden_size
+        self.attention = AdditiveAttention(hidden, hidden, hidden)
+        self.combine = nn.Linear(2 * hidden, hidden, bias=False)  # W_c
+
+    def encode(self, src_ids: Tensor) -> Tensor:
+        """(B, S) source ids -> (B, S, hidden): the encoder's top-layer state at every source position."""
+        states, _ = self.read_source(src_ids)
+        return states
+
+    def decode(
+        self, tgt_ids: Tensor, memory: Tensor, src_ids: Tensor, cache: GRUDecoderState | None = None
+    ) -> Tensor:
+        """(B, T) target ids -> (B, T, hidden), attending over ``memory`` (B, S, hidden) at every
+        step; padding in ``src_ids`` is never attended to."""
+        combined, _ = self.attend(tgt_ids, memory, src_ids, cache)
+        return self.dropout(combined)
+
+    def attention_map(self, src_ids: Tensor, tgt_ids: Tensor) -> Tensor:
+        """(B, S) source and (B, T) decoder input ids -> (B, T, S) weights: where each step looked."""
+        _, weights = self.attend(tgt_ids, self.encode(src_ids), src_ids, None)
+        return weights
+
+    def attend(self, tgt_ids: Tensor, memory: Tensor, src_ids: Tensor,
+               cache: GRUDecoderState | None = None) -> tuple[Tensor, Tensor]:
+        """The decoder's step(s), before dropout: h~ (B, T, hidden) and the weights (B, T, S) on the source."""
+        check_token_ids("src_ids", src_ids, self.config.src_vocab_size)
+        if memory.dim() != 3 or memory.shape[:2] != src_ids.shape:
+            raise ValueError(f"memory: expected (batch, src_len, hidden) = {tuple(src_ids.shape)} + (hidden,) like "
+                             f"src_ids, from encode(src_ids); got shape {tuple(memory.shape)}")
+        real = src_ids != self.config.pad_id  # (B, S)
+        last_real = real.sum(dim=1) - 1  # (B,)
+        first_state = memory[torch.arange(memory.shape[0], device=memory.device), last_real]  # (B, hidden)
+        # every layer starts from it (with one layer, as here, it is exactly the encoder's last state)
+        first_state = first_state[:, None].expand(-1, self.config.n_layers, -1)  # (B, n_layers, hidden)
+        out = self._run_decoder(tgt_ids, first_state, cache)  # (B, T, hidden): the queries
+        context, weights = self.attention(out[:, None], memory[:, None], memory[:, None],
+                                          mask=real[:, None, None, :])  # (B, 1, T, hidden), (B, 1, T, S)
+        combined = torch.tanh(self.combine(torch.cat([context[:, 0], out], dim=-1)))  # h~_t, (B, T, hidden)
+        return combined, weights[:, 0]

@@ -248,11 +248,12 @@ def attention_heads_menu_figure(maps: AttentionMaps, index: int = 0) -> go.Figur
 
 
 
-def _check_tokens(name: str, tokens: object, expected: int) -> list[str]:
+def _check_tokens(name: str, tokens: object, expected: int, what: str = "mask") -> list[str]:
     if isinstance(tokens, str) or not isinstance(tokens, Sequence):
         raise TypeError(f"{name}: expected a sequence of token strings, got {type(tokens).__name__}")
     if len(tokens) != expected:
-        raise ValueError(f"{name}: expected {expected} tokens (one per mask {name[:-1]}), got {len(tokens)}")
+        row = {"queries": "row", "keys": "column"}.get(name, name)
+        raise ValueError(f"{name}: expected {expected} tokens (one per {what} {row}), got {len(tokens)}")
     return [str(t) for t in tokens]
 
 
@@ -381,3 +382,32 @@ def head_statistics(maps: AttentionMaps, index: int = 0) -> list[dict[str, objec
     if not rows:
         raise ValueError("maps: no attention maps to measure")
     return rows
+
+
+def weights_side_by_side_figure(weights: Mapping[str, Tensor], queries: Sequence[str], keys: Sequence[str],
+                                title: str = "attention weights") -> go.Figure:
+    """Heatmaps of (queries, keys) weight matrices side by side, one panel per label of ``weights``,
+    on one colour scale (0 to 1), e.g. dot-product and additive attention on the same inputs."""
+    if not isinstance(weights, Mapping) or not weights:
+        raise TypeError("weights: expected a non-empty mapping of label -> (queries, keys) tensor")
+    shapes = set()
+    for label, matrix in weights.items():
+        if not isinstance(matrix, Tensor) or matrix.dim() != 2:
+            raise TypeError(f"weights[{label!r}]: expected a 2-d (queries, keys) torch.Tensor, got {matrix!r:.60}")
+        shapes.add(tuple(matrix.shape))
+    if len(shapes) > 1:
+        raise ValueError(f"weights: expected matrices of one shape, got shapes {sorted(shapes)}")
+    ((n_queries, n_keys),) = shapes
+    queries = _check_tokens("queries", queries, n_queries, "weight-matrix")
+    keys = _check_tokens("keys", keys, n_keys, "weight-matrix")
+    labels = list(weights)
+    fig = make_subplots(rows=1, cols=len(labels), subplot_titles=[html.escape(label) for label in labels],
+                        horizontal_spacing=0.12)
+    for i, label in enumerate(labels):
+        fig.add_trace(_heatmap(weights[label].detach().cpu().numpy(), queries, keys, name=label), row=1, col=i + 1)
+    axes = _token_axes(queries, keys)
+    fig.update_xaxes(**axes["xaxis"], title_text=_GRID_AXIS_TITLES[0])
+    fig.update_yaxes(**axes["yaxis"], title_text=_GRID_AXIS_TITLES[1])
+    fig.update_layout(template=BOOK_TEMPLATE, coloraxis=_COLOR_AXIS, title=dict(text=title),
+                      height=140 + 40 * n_queries)
+    return fig

@@ -19,9 +19,10 @@ from ..config import TransformerConfig
 from ..corpus import Corpus, make_corpus
 from ..evaluation import evaluate_translation
 from ..models import Transformer
-from ..rnn import Seq2SeqGRU, Seq2SeqGRUConfig
+from ..rnn import Seq2SeqGRU, Seq2SeqGRUAttention, Seq2SeqGRUConfig
 from ..tokenization import Vocab, make_batches
 from ..training import PAPER_LABEL_SMOOTHING, StepReport, TrainingHistory, train
+from ..validation import check_bool
 
 
 @dataclass(frozen=True)
@@ -163,12 +164,15 @@ def train_book_rnn(
     callback: Callable[[StepReport], bool | None] | None = None,
     evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
     eval_every: int | None = None,
+    attention: bool = False,
 ) -> tuple[Seq2SeqGRU, Vocab, Vocab, TrainingHistory]:
     """The RNN baseline under the book model's conditions: same corpus, vocabularies, batches,
     loss, optimiser and schedule; a ``Seq2SeqGRU`` with embeddings of ``recipe.model.d_model`` and
-    a GRU state of ``recipe.rnn_hidden_size``, in place of the Transformer."""
+    a GRU state of ``recipe.rnn_hidden_size``, in place of the Transformer. With ``attention=True``,
+    a ``Seq2SeqGRUAttention`` (the same GRUs, plus additive attention of the same size)."""
+    model_class = Seq2SeqGRUAttention if check_bool("attention", attention) else Seq2SeqGRU
     return _train_on_book_corpus(
-        lambda src_size, tgt_size: Seq2SeqGRU(Seq2SeqGRUConfig(
+        lambda src_size, tgt_size: model_class(Seq2SeqGRUConfig(
             src_size, tgt_size, d_model=recipe.model.d_model, hidden_size=recipe.rnn_hidden_size,
             dropout=recipe.model.dropout,
         )),

@@ -44,6 +44,7 @@ SUMS_FILE = "SHA256SUMS"
 BOOK_TRANSFORMER = "book_transformer"
 BOOK_RNN = "book_rnn"
 BOOK_LM = "book_lm"
+BOOK_RNN_ATTENTION = "book_rnn_attention"
 
 
 class ShippedModelError(CheckpointError):
@@ -176,3 +177,6 @@ def book_lm(device: torch.device | str = "cpu", dtype: torch.dtype | None = None
     """The book's GPT-style language model of French (chapter 8): ``.model`` (a ``DecoderOnlyTransformer``),
     ``.tgt_vocab`` (the French vocabulary; ``.src_vocab`` is None) and ``.extra`` (its recipe, training figures)."""
     return load_shipped(BOOK_LM, device=device, dtype=dtype)
+def book_rnn_attention(device: torch.device | str = "cpu", dtype: torch.dtype | None = None) -> Checkpoint:
+    """The GRU encoder-decoder with additive attention, trained like ``book_rnn()`` (chapter 1)."""
+    return load_shipped(BOOK_RNN_ATTENTION, device=device, dtype=dtype)
