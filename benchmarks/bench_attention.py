@@ -12,6 +12,10 @@ Memory is the peak of the bytes allocated during the call, on top of the inputs:
 from ``torch.cuda.max_memory_allocated``, on the CPU from the allocation records of
 ``torch.profiler`` (``profile_memory=True``).
 
+It also times additive (Bahdanau) attention against the scaled dot product on the same queries
+and keys (chapter 4 counts their operations and their largest tensors; the time is measured here,
+since no test compares times).
+
 Run alone: ``python benchmarks/bench_attention.py [--device cuda] [--quick]``.
 """
 
@@ -24,7 +28,7 @@ import harness
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-from transformer_lib.attention import scaled_dot_product_attention
+from transformer_lib.attention import AdditiveAttention, scaled_dot_product_attention
 
 LENGTHS = (64, 128, 256, 512, 1024, 2048, 4096)
 
@@ -101,6 +105,31 @@ def run(device: torch.device, quick: bool = False, batch_size: int = 1, heads: i
             "mask": None, "rows": rows, "exponents": exponents}
 
 
+def additive_against_dot_product(device: torch.device, quick: bool = False, d_k: int = 64,
+                                 lengths: tuple[int, ...] = (64, 128, 256)) -> list[dict]:
+    """Median seconds of additive and scaled dot-product attention, one head, float32, per length."""
+    rounds, min_run_time = (1, 0.2) if quick else (5, 0.3)
+    generator = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)
+    additive = AdditiveAttention(d_k, d_k, d_k).to(device)
+    rows = []
+    for length in lengths:
+        q, k, v = (torch.randn(1, 1, length, d_k, generator=generator).to(device) for _ in range(3))
+        with torch.no_grad():
+            times = harness.alternate({"dot product": lambda q=q, k=k, v=v: scaled_dot_product_attention(q, k, v),
+                                       "additive": lambda q=q, k=k, v=v: additive(q, k, v)}, rounds, min_run_time)
+        rows.append({"length": length, "seconds": {name: harness.summary(t) for name, t in times.items()}})
+    return rows
+
+
+def print_additive(rows: list[dict]) -> None:
+    print("\nAdditive against scaled dot-product attention, one head, d_k = d_a = 64, float32: median ms")
+    print(f"{'T':>6}{'dot product':>14}{'additive':>12}{'ratio':>8}")
+    for row in rows:
+        dot, add = row["seconds"]["dot product"]["median"], row["seconds"]["additive"]["median"]
+        print(f"{row['length']:>6}{dot * 1e3:>14.3f}{add * 1e3:>12.3f}{add / dot:>7.0f}x")
+
+
 def print_table(result: dict) -> None:
     print(f"\nAttention forward, batch {result['batch_size']}, {result['heads']} heads, d_k {result['d_k']}, "
           f"{result['dtype']}: median ms [IQR], peak MiB")
@@ -122,3 +151,4 @@ if __name__ == "__main__":
     args = parser.parse_args()
     harness.set_threads()
     print_table(run(torch.device(args.device), args.quick))
+    print_additive(additive_against_dot_product(torch.device(args.device), args.quick))

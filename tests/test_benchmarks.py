@@ -105,3 +105,11 @@ def test_fit_exponent_recovers_a_power_law():
     lengths = [64, 128, 256, 512]
     assert bench_attention.fit_exponent(lengths, [3e-6 * n**2 for n in lengths]) == pytest.approx(2.0)
     assert bench_attention.fit_exponent(lengths, [5.0 * n for n in lengths]) == pytest.approx(1.0)
+
+
+def test_additive_benchmark_times_both_attentions_at_each_length():
+    rows = bench_attention.additive_against_dot_product(CPU, quick=True, d_k=8, lengths=(4, 8))
+    assert [row["length"] for row in rows] == [4, 8]
+    for row in rows:
+        assert set(row["seconds"]) == {"dot product", "additive"}
+        assert all(row["seconds"][name]["median"] > 0 for name in row["seconds"])
