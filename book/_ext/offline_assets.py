@@ -7,8 +7,9 @@
   serves the whole book; a page without figures does not pay its 1.5 MB.
 * On pages with saved widgets, a shim for MathJax 2's ``MathJax.Hub.Queue``, which the ipywidgets
   HTML manager calls to typeset widget labels, onto the MathJax 3 the book loads.
-* MathJax only on pages with mathematics. Sphinx also loads it on a page whose toctree includes
-  a page with equations (the book's root page), which costs 1.3 MB there for nothing.
+* MathJax only on pages with raw TeX left for it: the static_math extension typesets the formulas
+  at build time, so no page loads it unless saved widgets need it. Sphinx would also load it on a
+  page whose toctree includes a page with equations (the book's root page).
 * The live explorers (``transformer_lib.live_explorers``): on pages that hold one, plotly.js and
   ``_static/live``'s scripts; the book's model is written there for them at build time
   (``transformer_lib.browser_model``), and fetched by the page only when the reader first uses it.
@@ -48,6 +49,7 @@ LIVE_SCRIPTS = ("live/book-model.js", "live/explorers.js")
 LIVE_CSS = "live/explorers.css"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+RAW_MATH = re.compile(r'class="math[^"]*">\s*\\[(\[]')  # Sphinx's \( or \[ right inside a math element
 
 
 def _scripts(context: dict) -> list:
@@ -126,7 +128,8 @@ def add_page_scripts(app: Sphinx, pagename: str, templatename: str, context: dic
 
 
 def _has_math(context: dict) -> bool:
-    return 'class="math' in context.get("body", "")
+    """Raw TeX left for the browser's MathJax: none once static_math has typeset the page."""
+    return RAW_MATH.search(context.get("body", "")) is not None
 
 
 def _is_mathjax(app: Sphinx, script: object) -> bool:
