@@ -18,7 +18,11 @@
 #   mathjax/       MathJax 3 tex-chtml.js (base and AMS TeX: what the book uses; a macro from another
 #                  extension would be autoloaded from mathjax/input/tex/extensions, which is not vendored,
 #                  and the browser test would report the 404)
-#                  and the CHTML fonts it loads relative to itself.
+#                  and the CHTML fonts it loads relative to itself: only for pages with saved widgets, whose
+#                  labels may hold TeX; the book's own formulas are typeset at build time (below).
+#   book/_ext/mathjax/  (not served) the same MathJax's Node.js entry and the components that
+#                  book/_ext/math_to_svg.js typesets the formulas with at build time: base and AMS TeX,
+#                  SVG output, MathML for screen readers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -77,6 +81,14 @@ cp "$tmp/jquery/package/dist/jquery.min.js" "$tmp/jquery/package/LICENSE.txt" "$
 mj="$tmp/mathjax/package"
 cp "$mj/es5/tex-chtml.js" "$mj/LICENSE" "$dest/mathjax/"
 cp -r "$mj/es5/output/chtml/fonts/woff-v2" "$dest/mathjax/output/chtml/fonts/"
+build_mj=book/_ext/mathjax
+rm -rf "$build_mj"
+for file in es5/node-main.js es5/input/tex-base.js es5/input/tex/extensions/ams.js es5/output/svg.js \
+    es5/output/svg/fonts/tex.js es5/a11y/assistive-mml.js es5/adaptors/liteDOM.js LICENSE; do
+  mkdir -p "$build_mj/$(dirname "$file")"
+  cp "$mj/$file" "$build_mj/$file"
+done
+echo "mathjax $MATHJAX (Apache-2.0), from npm; tools/vendor_assets.sh" > "$build_mj/VERSION.txt"
 
 cat > "$dest/VERSIONS.txt" <<EOF
 Vendored by tools/vendor_assets.sh; each folder holds its licence.

@@ -19,6 +19,10 @@
   column); on pages with plotly figures, ``plotly-config.js`` (no toolbar button that uploads a
   figure). The theme's FontAwesome script is taken out of every written page: its CSS and web
   fonts draw the same icons, and the script weighs 1.5 MB.
+* What a page does not use, left out: sphinx-design's styles and tab script on pages without its
+  components (``sd-`` classes); and, except on the search page, Sphinx's search index and search
+  scripts (45 kB gzip), which the theme loads on every page for its search-as-you-type box, a box
+  the book leaves off (``search_as_you_type``: the theme's script returns before using them).
 * Each inline script once: sphinx-thebe's configuration script is otherwise emitted twice (Sphinx
   keeps an inline script added after the builder started under two names, None and ''), and the
   second copy fails with "Identifier 'THEBE_JS_URL' has already been declared".
@@ -41,6 +45,11 @@ READER_CSS = "reader.css"  # long names break, code wraps, nothing widens a phon
 # (and axe-core) expect list items in a list: the entries keep their role="doc-biblioentry".
 CITATION_LIST = '<div role="list" class="citation-list">'
 FONTAWESOME_SCRIPT = re.compile(r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js\?[^"]*"></script>')
+SEARCH_SCRIPTS = re.compile(r'\s*<script src="[^"]*_static/searchtools\.js"></script>'
+                            r'\s*<script src="[^"]*_static/language_data\.js"></script>'
+                            r'\s*<script src="[^"]*searchindex\.js"></script>')
+DESIGN_FILES = ("sphinx-design.min.css", "design-tabs.js")  # sphinx-design's, in _static
+DESIGN_CLASS = re.compile(r'class="(?:[^"]* )?sd-')
 MATHJAX_HUB_SHIM = "mathjax-hub-shim.js"
 WIDGET_MANAGER = "html-manager/embed.js"
 PLOTLY_MARKER = "Plotly.newPlot"
@@ -124,7 +133,14 @@ def add_page_scripts(app: Sphinx, pagename: str, templatename: str, context: dic
             unique.append(script)
     if not _has_math(context) and not widgets:  # widget labels may hold TeX
         unique = [script for script in unique if not _is_mathjax(app, script)]
+    if not DESIGN_CLASS.search(context.get("body", "")):
+        unique = [script for script in unique if not _is_design(script)]
+        context["css_files"] = [css for css in context.get("css_files", []) if not _is_design(css)]
     context["script_files"] = unique
+
+
+def _is_design(asset: object) -> bool:
+    return (getattr(asset, "filename", "") or "").split("?")[0].split("/")[-1] in DESIGN_FILES
 
 
 def _has_math(context: dict) -> bool:
@@ -139,14 +155,18 @@ def _is_mathjax(app: Sphinx, script: object) -> bool:
 
 
 def fix_written_pages(app: Sphinx, exception: Exception | None) -> None:
-    """Take the theme's FontAwesome script out of every page (its template adds it, not a script
-    list this extension could filter); the icons still draw, from the theme's CSS and web fonts.
-    And drop the bibliography's role="list" (``CITATION_LIST``)."""
+    """Take the theme's FontAwesome script out of every page, and its search scripts out of every
+    page but the search page (its template adds both, not a script list this extension could
+    filter); the icons still draw, from the theme's CSS and web fonts. And drop the bibliography's
+    role="list" (``CITATION_LIST``)."""
     if exception is not None or app.builder.format != "html":
         return
+    search_box = str(app.config.html_theme_options.get("search_as_you_type", False)).lower() == "true"
     for page in Path(app.outdir).rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         lighter = FONTAWESOME_SCRIPT.sub("", text).replace(CITATION_LIST, '<div class="citation-list">')
+        if not search_box and page != Path(app.outdir) / "search.html":
+            lighter = SEARCH_SCRIPTS.sub("", lighter)
         if lighter != text:
             page.write_text(lighter, encoding="utf-8")
 
