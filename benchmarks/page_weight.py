@@ -30,7 +30,7 @@ CHAPTER_BUDGET = 1024 * 1024  # gzip bytes, first visit
 TEXT_BUDGET = 300 * 1024
 # Why a page may need more than the rest: the libraries that make the pictures work offline.
 REASONS = {
-    "plotly-cartesian.min.js": "plotly.js, its bundle of 2-D traces; one file for the site",
+    "plotly-book.min.js": "plotly.js, built for the trace types the book draws; one file for the site",
     "embed.js": "the ipywidgets HTML manager, which draws saved widgets without a kernel",
     "tex-chtml.js": "MathJax 3 in the browser (only where saved widgets may hold TeX)",
     "pydata-sphinx-theme.css": "the theme's styles",
@@ -90,7 +90,7 @@ def _name(url: str) -> str:
 
 def budget_of(name: str, sizes: list[tuple[str, int, int]]) -> tuple[str, int]:
     """A chapter (a page with figures: plotly.js, or a numbered chapter) or a text page."""
-    if any(u.endswith("plotly-cartesian.min.js") or "/plotly/" in u for u, _, _ in sizes) or name.startswith("book/0"):
+    if any("/vendor/plotly/" in u for u, _, _ in sizes) or name.startswith("book/0"):
         return "chapter", CHAPTER_BUDGET
     return "text", TEXT_BUDGET
 

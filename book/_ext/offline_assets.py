@@ -3,8 +3,8 @@
 * plotly.js on the pages that draw plotly figures, and only there. Figures reach the page as
   HTML that calls ``Plotly.newPlot`` (``transformer_lib.figures.display.figure_mimebundle``), in
   the page body or inside saved ipywidgets state. One copy of plotly.js, in
-  ``_static/vendor/plotly`` (the cartesian bundle: the 2-D trace types listed in its TRACES.txt),
-  serves the whole book; a page without figures does not pay its 1.5 MB.
+  ``_static/vendor/plotly`` (the book's bundle: the trace types listed in its TRACES.txt),
+  serves the whole book; a page without figures does not pay its 1.2 MB.
 * On pages with saved widgets, a shim for MathJax 2's ``MathJax.Hub.Queue``, which the ipywidgets
   HTML manager calls to typeset widget labels, onto the MathJax 3 the book loads.
 * MathJax only on pages with raw TeX left for it: the static_math extension typesets the formulas
@@ -36,7 +36,7 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
-PLOTLY_JS = "vendor/plotly/plotly-cartesian.min.js"  # under html_static_path (book/_static)
+PLOTLY_JS = "vendor/plotly/plotly-book.min.js"  # under html_static_path (book/_static)
 PLOTLY_DEFAULTS = "plotly-config.js"  # no "Share chart..." (an upload to plotly's cloud) on any figure
 READER_CSS = "reader.css"  # long names break, code wraps, nothing widens a phone's page
 # The theme's FontAwesome *script* (1.5 MB on every page) only swaps the icons' <i> elements for
