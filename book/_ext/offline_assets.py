@@ -144,8 +144,8 @@ def _is_design(asset: object) -> bool:
 
 
 def _has_math(context: dict) -> bool:
-    """Raw TeX left for the browser's MathJax: none once static_math has typeset the page."""
-    return RAW_MATH.search(context.get("body", "")) is not None
+    """Raw TeX left for the browser's MathJax: none where static_math typesets the page."""
+    return RAW_MATH.search(context.get("body", "")) is not None and not context.get("static_math")
 
 
 def _is_mathjax(app: Sphinx, script: object) -> bool:

@@ -1,7 +1,8 @@
 """Sphinx extension: the book's formulas typeset at build time, so that no page loads MathJax.
 
-Every ``\\(...\\)`` and ``\\[...\\]`` that Sphinx writes into a page (``<span|div class="math ...">``)
-is handed to MathJax 3 in Node.js (``math_to_svg.js`` beside this file, with the vendored subset
+Every ``\\(...\\)`` and ``\\[...\\]`` that Sphinx writes into a page (``<span|div class="math ...">``,
+in the body and in the page's table of contents, where the theme repeats a heading's formula) is
+handed, once the page is written, to MathJax 3 in Node.js (``math_to_svg.js`` beside this file, with the vendored subset
 of npm ``mathjax`` in ``mathjax/``; tools/vendor_assets.sh) and replaced by the SVG it draws, with
 MathML beside it for screen readers. The glyphs' outlines are written once per page, in a hidden
 ``<svg>`` at the end of the body; MathJax's own stylesheet for its SVG output is ``math-svg.css``.
@@ -10,7 +11,8 @@ The browser then needs no script for mathematics: MathJax in the browser cost a 
 
 A formula MathJax cannot read (an unknown macro) fails the build with its message. Pages with
 saved ipywidgets keep the browser's MathJax (widget labels may hold TeX that only exists there);
-``offline_assets`` removes MathJax from every page left without raw TeX.
+``offline_assets`` removes MathJax from every page marked here (``context["static_math"]``) and
+from every page without formulas.
 """
 
 from __future__ import annotations
@@ -48,28 +50,44 @@ def typeset(formulas: list[dict]) -> dict:
     return rendered
 
 
-def render_page_math(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
-    body = context.get("body", "")
-    matches = list(MATH.finditer(body))
-    if not matches or WIDGET_VIEW in body:
+def mark_page(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
+    """A page with formulas and no saved widgets is typeset at build time (``typeset_written_pages``):
+    it links MathJax's stylesheet, and ``offline_assets`` leaves MathJax's script out."""
+    if MATH.search(context.get("body", "")) and WIDGET_VIEW not in context.get("body", ""):
+        context["static_math"] = True
+        app.add_css_file(STYLESHEET)
+
+
+def typeset_written_pages(app: Sphinx, exception: Exception | None) -> None:
+    """Typeset each marked page as written: its body and also its table of contents, where the
+    theme repeats a heading's formula."""
+    if exception is not None or app.builder.format != "html":
         return
-    formulas = [{"tex": html.unescape(m.group(4)), "display": m.group(2) == "div"} for m in matches]
-    rendered = typeset(formulas)
-    pieces, end = [], 0
-    for match, svg in zip(matches, rendered["math"], strict=True):
-        pieces += [body[end:match.start()], match.group(1), svg, match.group(6)]
-        end = match.end()
-    pieces += [body[end:], rendered["defs"]]
-    context["body"] = "".join(pieces)
-    static = Path(app.outdir) / "_static"
-    static.mkdir(parents=True, exist_ok=True)
-    stylesheet = static / STYLESHEET
-    if not stylesheet.is_file() or stylesheet.read_text(encoding="utf-8") != rendered["css"]:
-        stylesheet.write_text(rendered["css"], encoding="utf-8")
-    app.add_css_file(STYLESHEET)
+    site = Path(app.outdir)
+    css = None
+    for page in sorted(site.rglob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        if f"_static/{STYLESHEET}" not in text or "_sources" in page.relative_to(site).parts:
+            continue
+        matches = list(MATH.finditer(text))
+        if not matches:
+            continue
+        rendered = typeset([{"tex": html.unescape(m.group(4)), "display": m.group(2) == "div"} for m in matches])
+        pieces, end = [], 0
+        for match, svg in zip(matches, rendered["math"], strict=True):
+            pieces += [text[end:match.start()], match.group(1), svg, match.group(6)]
+            end = match.end()
+        rest = text[end:]
+        closing = rest.rindex("</body>")
+        pieces += [rest[:closing], rendered["defs"], rest[closing:]]
+        page.write_text("".join(pieces), encoding="utf-8")
+        css = rendered["css"]
+    if css is not None:
+        (site / "_static" / STYLESHEET).write_text(css, encoding="utf-8")
 
 
 def setup(app: Sphinx) -> dict:
-    # priority 590: before offline_assets (600), which then finds no raw TeX and drops MathJax.
-    app.connect("html-page-context", render_page_math, priority=590)
+    # priority 590: before offline_assets (600), which then leaves MathJax out of marked pages.
+    app.connect("html-page-context", mark_page, priority=590)
+    app.connect("build-finished", typeset_written_pages)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
