@@ -2,12 +2,12 @@
 
 Every ``\\(...\\)`` and ``\\[...\\]`` that Sphinx writes into a page (``<span|div class="math ...">``,
 in the body and in the page's table of contents, where the theme repeats a heading's formula) is
-handed, once the page is written, to MathJax 3 in Node.js (``math_to_svg.js`` beside this file, with the vendored subset
-of npm ``mathjax`` in ``mathjax/``; tools/vendor_assets.sh) and replaced by the SVG it draws, with
-MathML beside it for screen readers. The glyphs' outlines are written once per page, in a hidden
-``<svg>`` at the end of the body; MathJax's own stylesheet for its SVG output is ``math-svg.css``.
-The browser then needs no script for mathematics: MathJax in the browser cost a chapter 1.1 MB
-(260 kB gzip) of script and 50 kB of fonts, and the book's text pages three times their weight.
+handed, once the page is written, to MathJax 3 in Node.js (``math_to_svg.js`` beside this file,
+with the vendored subset of npm ``mathjax`` in ``mathjax/``; tools/vendor_assets.sh) and replaced
+by the SVG it draws, with MathML beside it for screen readers. The glyphs' outlines are written
+once per page, in a hidden ``<svg>`` at the end of the body; MathJax's own stylesheet for its SVG
+output is ``math-svg.css``. The browser then needs no script for mathematics: MathJax in the
+browser cost a chapter 1.1 MB (260 kB gzip) of script and 50 kB of fonts.
 
 A formula MathJax cannot read (an unknown macro) fails the build with its message. Pages with
 saved ipywidgets keep the browser's MathJax (widget labels may hold TeX that only exists there);
