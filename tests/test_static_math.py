@@ -21,6 +21,7 @@ def test_a_formula_becomes_svg_with_mathml_and_shared_glyphs() -> None:
                                      "display": True}, {"tex": r"T \times T", "display": False}])
     display, inline = rendered["math"]
     assert display.startswith('<mjx-container class="MathJax" jax="SVG" display="true"')
+    assert 'tabindex="0"' in display and "tabindex" not in inline  # the keyboard can scroll a wide one
     assert "<svg" in inline and 'display="true"' not in inline
     # MathML beside the picture, for screen readers; the picture itself is hidden from them
     assert "<mjx-assistive-mml" in inline and "<mi>T</mi><mo>×</mo><mi>T</mi>" in inline

@@ -25,6 +25,9 @@ process.stdin.on("end", () => {
     const errors = [];
     const math = formulas.map(({tex, display}) => {
       const node = MathJax.tex2svg(tex, {display});
+      // A display equation wider than the column scrolls inside itself (book/_static/reader.css):
+      // the keyboard must reach it to scroll it, as MathJax's menu makes every formula in a browser.
+      if (display) adaptor.setAttribute(node, "tabindex", "0");
       const html = adaptor.outerHTML(node);
       const error = html.match(/data-mjx-error="([^"]*)"/) || html.match(/data-mml-node="merror"/);
       if (error) errors.push(`${tex.trim()}: ${error[1] || "TeX error"}`);
