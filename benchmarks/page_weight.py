@@ -8,9 +8,11 @@ every response it receives is counted until the network has been idle and the pa
 raw bytes (what tests/test_browser.py's plain http.server sends) and gzip bytes (what a host that
 compresses, such as GitHub Pages, would send). Later pages of a visit reuse the cached scripts,
 so these are first-visit figures. Each page is compared with its budget (gzip, first visit): a
-chapter (a page with figures) 1 MB, a text page 0.3 MB; the live explorers' model is fetched only
-when the reader first uses an explorer, so a first visit does not load it. A page over budget is
-flagged with its largest files and why they are there.
+chapter (a page with figures) 1 MB, a text page 0.3 MB, and the share of it used is printed. What
+a page fetches only when the reader first uses it is listed apart, measured by using it: the live
+attention explorer's model (on its first translation) and bertviz's d3 and jQuery (on its button).
+A page over budget is flagged with its largest files and why they are there, and the script then
+exits with status 1.
 """
 
 from __future__ import annotations
@@ -26,23 +28,32 @@ from book_browser import LAUNCH_ARGS, build_book, chromium_path, html_pages, ser
 
 CHAPTER_BUDGET = 1024 * 1024  # gzip bytes, first visit
 TEXT_BUDGET = 300 * 1024
-# Why a page may exceed the limit: the libraries that make the pictures work offline.
+# Why a page may need more than the rest: the libraries that make the pictures work offline.
 REASONS = {
-    "plotly-cartesian.min.js": "plotly.js, its bundle of 2-D traces; one file for the site",
+    "plotly-book.min.js": "plotly.js, built for the trace types the book draws; one file for the site",
     "embed.js": "the ipywidgets HTML manager, which draws saved widgets without a kernel",
-    "tex-chtml.js": "MathJax 3 (TeX, base and AMS macros)",
+    "tex-chtml.js": "MathJax 3 in the browser (only where saved widgets may hold TeX)",
     "pydata-sphinx-theme.css": "the theme's styles",
 }
+# What a page loads only when the reader first uses it (not part of a first visit): the live
+# attention explorer's model, on its first translation; bertviz's d3 and jQuery, on its button.
+FIRST_USE_JS = """async () => {
+  for (const button of document.querySelectorAll('button.tc-bertviz-load')) button.click();
+  for (const form of document.querySelectorAll('.tc-live[data-explorer="attention"] form.tc-sentence')) {
+    const input = form.querySelector('input');
+    if (!input.value.trim()) input.value = 'the small dog sleeps';
+    form.requestSubmit();
+  }
+}"""
+FIRST_USE_DONE_JS = """() => {
+  const bertviz = [...document.querySelectorAll('div[id^="bertviz-"]')].every(d => d.querySelector('#vis svg'));
+  const live = !document.querySelector('.tc-live[data-explorer="attention"]')
+    || (window.bookModel && window.bookModel.loadMs !== null);
+  return bertviz && live;
+}"""
 
 
-def measure(browser, url: str) -> list[tuple[str, int, int]]:
-    """(url, raw bytes, gzip bytes) of every response the page received."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    responses = []
-    page.on("response", lambda response: responses.append(response))
-    page.goto(url, wait_until="networkidle")
-    page.wait_for_timeout(1500)  # scripts loaded after the load event (bertviz's d3, MathJax fonts)
+def _sizes(responses: list) -> list[tuple[str, int, int]]:
     sizes = []
     for response in responses:
         try:
@@ -50,8 +61,38 @@ def measure(browser, url: str) -> list[tuple[str, int, int]]:
         except Exception:  # noqa: BLE001 -- a redirect or an aborted response has no body
             body = b""
         sizes.append((response.url, len(body), len(gzip.compress(body, 6)) if body else 0))
-    context.close()
     return sizes
+
+
+def measure(browser, url: str) -> tuple[list[tuple[str, int, int]], list[tuple[str, int, int]]]:
+    """(url, raw bytes, gzip bytes) of every response the page received on a first visit, and of
+    those it received when the reader then used what loads on first use."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    responses: list = []
+    page.on("response", lambda response: responses.append(response))
+    page.goto(url, wait_until="networkidle")
+    page.wait_for_timeout(1500)  # anything a script loads after the load event
+    first_visit = _sizes(responses)
+    responses.clear()
+    if page.evaluate("() => !!document.querySelector('button.tc-bertviz-load, .tc-live[data-explorer=\"attention\"]')"):
+        page.evaluate(FIRST_USE_JS)
+        page.wait_for_function(FIRST_USE_DONE_JS, timeout=60_000, polling=250)
+        page.wait_for_load_state("networkidle")
+    first_use = _sizes(responses)
+    context.close()
+    return first_visit, first_use
+
+
+def _name(url: str) -> str:
+    return url.rsplit("/", 1)[-1].split("?")[0]
+
+
+def budget_of(name: str, sizes: list[tuple[str, int, int]]) -> tuple[str, int]:
+    """A chapter (a page with figures: plotly.js, or a numbered chapter) or a text page."""
+    if any("/vendor/plotly/" in u for u, _, _ in sizes) or name.startswith("book/0"):
+        return "chapter", CHAPTER_BUDGET
+    return "text", TEXT_BUDGET
 
 
 def main() -> int:
@@ -60,26 +101,40 @@ def main() -> int:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
+    over = []
     with tempfile.TemporaryDirectory() as tmp:
         site = args.site or build_book(Path(tmp))
         with serve(site) as base, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium_path(), args=LAUNCH_ARGS)
-            print(f"{'page':34} {'requests':>8} {'raw kB':>9} {'gzip kB':>9}  largest files (raw kB)")
+            print("First visit (empty cache): every response until the network is idle; kB = 1024 bytes.")
+            print(f"{'page':34} {'kind':7} {'req':>4} {'raw kB':>7} {'gzip kB':>7} {'budget':>6} {'used':>5}  "
+                  "largest files (gzip kB)")
+            deferred = []
             for path in html_pages(site):
                 name = path.relative_to(site).as_posix()
-                sizes = measure(browser, base + name)
+                sizes, later = measure(browser, base + name)
                 raw, packed = sum(s[1] for s in sizes), sum(s[2] for s in sizes)
-                largest = sorted(sizes, key=lambda s: -s[1])[:3]
-                top = ", ".join(f"{u.rsplit('/', 1)[-1].split('?')[0]} {b / 1024:.0f}" for u, b, _ in largest)
-                print(f"{name:34} {len(sizes):8d} {raw / 1024:9.0f} {packed / 1024:9.0f}  {top}")
-                budget = CHAPTER_BUDGET if any(s[0].endswith("plotly-cartesian.min.js") for s in sizes) \
-                    or name.startswith("book/0") else TEXT_BUDGET
+                kind, budget = budget_of(name, sizes)
+                top = ", ".join(f"{_name(u)} {g / 1024:.0f}" for u, _, g in sorted(sizes, key=lambda s: -s[2])[:3])
+                print(f"{name:34} {kind:7} {len(sizes):4d} {raw / 1024:7.0f} {packed / 1024:7.0f} {budget / 1024:6.0f} "
+                      f"{packed / budget:5.0%}  {top}")
                 if packed > budget:
-                    files = {u.rsplit("/", 1)[-1].split("?")[0] for u, _, _ in sizes}
+                    files = {_name(u) for u, _, _ in sizes}
                     reasons = "; ".join(f"{file}: {why}" for file, why in REASONS.items() if file in files)
-                    print(f"{'':34} over its budget of {budget / 1024:.0f} kB gzip. {reasons}")
+                    print(f"{'':34} OVER its budget of {budget / 1024:.0f} kB gzip. {reasons}")
+                    over.append(name)
+                if later:
+                    deferred.append((name, later))
+            print("\nLoaded on first use only (not in the first visit above): bertviz's button, the live explorer's "
+                  "first translation.")
+            print(f"{'page':34} {'req':>4} {'raw kB':>7} {'gzip kB':>7}  files (gzip kB)")
+            for name, later in deferred:
+                files = ", ".join(f"{_name(u)} {g / 1024:.0f}" for u, _, g in sorted(later, key=lambda s: -s[2]))
+                print(f"{name:34} {len(later):4d} {sum(s[1] for s in later) / 1024:7.0f} "
+                      f"{sum(s[2] for s in later) / 1024:7.0f}  {files}")
             browser.close()
-    return 0
+    print(f"\n{len(over)} page(s) over budget" + (f": {', '.join(over)}" if over else ""))
+    return 1 if over else 0
 
 
 if __name__ == "__main__":

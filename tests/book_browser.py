@@ -81,9 +81,9 @@ def live_test_page(folder: Path) -> Path:
     write_book_model(static / "live")
     plotly = static / "vendor" / "plotly"
     plotly.mkdir(parents=True, exist_ok=True)
-    shutil.copy(ROOT / "book" / "_static" / "vendor" / "plotly" / "plotly-cartesian.min.js", plotly)
+    shutil.copy(ROOT / "book" / "_static" / "vendor" / "plotly" / "plotly-book.min.js", plotly)
     scripts = "".join(f'<script src="_static/{s}"></script>' for s in (
-        "vendor/plotly/plotly-cartesian.min.js", "live/book-model.js", "live/explorers.js"))
+        "vendor/plotly/plotly-book.min.js", "live/book-model.js", "live/explorers.js"))
     (folder / "index.html").write_text(
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>live explorers</title>'
         '<link rel="icon" href="data:,">'

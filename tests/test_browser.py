@@ -7,8 +7,10 @@ HTML page is opened in Debian's chromium through playwright. For each page:
 * no request for anything outside 127.0.0.1 (such requests are aborted and reported);
 * every plotly figure has drawn its SVG and at least one trace;
 * every saved ipywidgets view has been rendered by the widget manager;
-* every bertviz view has drawn its SVG;
-* MathJax has typeset every equation, and no raw ``$$`` or ``\\[`` is left in the text.
+* every bertviz view has drawn its SVG once the reader pressed its button (from the keyboard), and
+  not one of bertviz's libraries (d3, jQuery) was fetched before that: they load on first use;
+* MathJax has typeset every equation, and no raw ``$$`` or ``\\[`` is left in the text; it does so
+  when the book is built (book/_ext/static_math.py): a page without saved widgets loads no MathJax.
 
 A screenshot of each page goes to screenshots/ (look at them: a blank plot is a bug). Without
 chromium the test fails with a message saying how to install it.
@@ -120,6 +122,12 @@ def check_page(browser, url: str, html: str, screenshot: Path, redirect_html: st
     if redirect_html is not None:
         target = REDIRECT.search(html).group(1)
         page.wait_for_url(f"**/{target}", wait_until="load")
+    page.wait_for_load_state("networkidle")
+    # bertviz's views wait for the reader: press each one's button from the keyboard
+    loaded_before_use = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
+    for button in page.locator("button.tc-bertviz-load").all():
+        button.focus()
+        page.keyboard.press("Enter")
     state_fn = f"({STATE_JS})"
     try:
         page.wait_for_function(f"(expected) => ({READY_JS})([{state_fn}, expected])", arg=expected,
@@ -142,7 +150,7 @@ def check_page(browser, url: str, html: str, screenshot: Path, redirect_html: st
     screenshot.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(screenshot), full_page=True)
     context.close()
-    return {"state": state, "problems": problems}
+    return {"state": state, "problems": problems, "loaded_before_use": loaded_before_use}
 
 
 def test_every_page_draws_offline(site: Path) -> None:
@@ -168,6 +176,12 @@ def test_every_page_draws_offline(site: Path) -> None:
         # no saved widget left: the explorer is live (tests/test_live_model.py), the progress bar is text
         assert chapter7["plots_drawn"] >= 3 and chapter7["views_rendered"] == 0 and chapter7["widgets"] == 0
         assert chapter7["bertviz_drawn"] == 2 and chapter7["math_typeset"] >= 2
+    for name, report in reports.items():
+        if not report["state"]["views"]:
+            assert not [url for url in report["loaded_before_use"] if "/mathjax/" in url], name
+    if "book/07_training_inference.html" in reports:
+        first_visit = reports["book/07_training_inference.html"]["loaded_before_use"]
+        assert not [url for url in first_visit if re.search(r"/(d3|jquery)/", url)], first_visit
 
 
 def test_saved_outputs_have_a_form_the_book_renders() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -36,6 +37,8 @@ def test_bertviz_book_form_loads_nothing_from_another_host(even_maps: AttentionM
     urls = [line for line in page.splitlines() if "://" in line]
     assert all(line.lstrip().startswith("*") for line in urls), urls  # only in bertviz's comments
     assert '"jquery/jquery.min.js"' in page and '"d3/d3.min.js"' in page and "data-content_root" in page
+    # loaded on first use, by a button that says what it loads and how much (tests/test_browser.py presses it)
+    assert "tc-bertviz-load" in page and re.search(r"loads d3 and jQuery, \d+ kB compressed, \d+ kB\)", page)
     assert json.dumps(even_maps.src_tokens[0])[1:-1] in page  # bertviz's own parameters are there
     root_id = page.split('id="bertviz-')[1].split('"')[0]
     assert page.count(f"bertviz-{root_id}") >= 2  # the div and the script agree on the (repeatable) id

@@ -1,4 +1,4 @@
-"""The book ships a partial plotly.js bundle (the cartesian one): every figure must use its traces.
+"""The book ships a partial plotly.js bundle (built for the traces the book draws): every figure must use its traces.
 
 A figure whose trace type the bundle lacks (``scatter3d``, ``sankey``, ...) draws nothing in the
 built book, without an error. This test finds every plotly figure the committed notebooks show,
@@ -9,6 +9,7 @@ in a cell's output or inside saved widget state, and checks its traces against t
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,10 +39,34 @@ def figures(node: object) -> Iterator[dict]:
 
 
 def test_the_vendored_bundle_and_its_trace_list_are_there():
-    assert (VENDOR / "plotly-cartesian.min.js").stat().st_size > 1_000_000
+    bundle = (VENDOR / "plotly-book.min.js").read_text()
+    assert len(bundle) > 1_000_000
     assert (VENDOR / "LICENSE").is_file()
     assert {"scatter", "heatmap", "bar"} <= bundle_traces()
     assert "scatter3d" not in bundle_traces()
+    # TRACES.txt is what tools/plotly-bundle/entry.js registers (scatter is in plotly.js's core)
+    entry = (ROOT / "tools" / "plotly-bundle" / "entry.js").read_text()
+    registered = set(re.findall(r"require\('plotly\.js/lib/([a-z0-9]+)'\)", entry)) - {"core"}
+    assert bundle_traces() == registered | {"scatter"}
+
+
+def test_the_bundle_is_the_plotly_js_of_the_installed_plotly():
+    """The figures are written by the plotly Python package for its plotly.js: the bundle is built
+    from that version (pinned in tools/plotly-bundle), and says so."""
+    import plotly.offline
+
+    version = plotly.offline.get_plotlyjs_version()
+    package = json.loads((ROOT / "tools" / "plotly-bundle" / "package.json").read_text())
+    assert package["dependencies"]["plotly.js"] == version
+    assert f'.version="{version}"' in (VENDOR / "plotly-book.min.js").read_text()  # src/version.js
+
+
+def test_the_build_time_mathjax_is_the_vendored_version_with_its_licence():
+    """book/_ext/math_to_svg.js typesets the formulas with the subset of npm mathjax in book/_ext/mathjax."""
+    build = ROOT / "book" / "_ext" / "mathjax"
+    assert (build / "LICENSE").is_file() and (build / "es5" / "node-main.js").is_file()
+    version = re.search(r"mathjax\s+(\S+)", (VENDOR.parent / "VERSIONS.txt").read_text()).group(1)
+    assert (build / "VERSION.txt").read_text().startswith(f"mathjax {version} ")
 
 
 def test_the_search_finds_figures_in_outputs_and_in_widget_state():

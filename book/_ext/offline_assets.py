@@ -3,12 +3,13 @@
 * plotly.js on the pages that draw plotly figures, and only there. Figures reach the page as
   HTML that calls ``Plotly.newPlot`` (``transformer_lib.figures.display.figure_mimebundle``), in
   the page body or inside saved ipywidgets state. One copy of plotly.js, in
-  ``_static/vendor/plotly`` (the cartesian bundle: the 2-D trace types listed in its TRACES.txt),
-  serves the whole book; a page without figures does not pay its 1.5 MB.
+  ``_static/vendor/plotly`` (the book's bundle: the trace types listed in its TRACES.txt),
+  serves the whole book; a page without figures does not pay its 1.2 MB.
 * On pages with saved widgets, a shim for MathJax 2's ``MathJax.Hub.Queue``, which the ipywidgets
   HTML manager calls to typeset widget labels, onto the MathJax 3 the book loads.
-* MathJax only on pages with mathematics. Sphinx also loads it on a page whose toctree includes
-  a page with equations (the book's root page), which costs 1.3 MB there for nothing.
+* MathJax only on pages with raw TeX left for it: the static_math extension typesets the formulas
+  at build time, so no page loads it unless saved widgets need it. Sphinx would also load it on a
+  page whose toctree includes a page with equations (the book's root page).
 * The live explorers (``transformer_lib.live_explorers``): on pages that hold one, plotly.js and
   ``_static/live``'s scripts; the book's model is written there for them at build time
   (``transformer_lib.browser_model``), and fetched by the page only when the reader first uses it.
@@ -18,6 +19,10 @@
   column); on pages with plotly figures, ``plotly-config.js`` (no toolbar button that uploads a
   figure). The theme's FontAwesome script is taken out of every written page: its CSS and web
   fonts draw the same icons, and the script weighs 1.5 MB.
+* What a page does not use, left out: sphinx-design's styles and tab script on pages without its
+  components (``sd-`` classes); and, except on the search page, Sphinx's search index and search
+  scripts (45 kB gzip), which the theme loads on every page for its search-as-you-type box, a box
+  the book leaves off (``search_as_you_type``: the theme's script returns before using them).
 * Each inline script once: sphinx-thebe's configuration script is otherwise emitted twice (Sphinx
   keeps an inline script added after the builder started under two names, None and ''), and the
   second copy fails with "Identifier 'THEBE_JS_URL' has already been declared".
@@ -31,7 +36,7 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 
-PLOTLY_JS = "vendor/plotly/plotly-cartesian.min.js"  # under html_static_path (book/_static)
+PLOTLY_JS = "vendor/plotly/plotly-book.min.js"  # under html_static_path (book/_static)
 PLOTLY_DEFAULTS = "plotly-config.js"  # no "Share chart..." (an upload to plotly's cloud) on any figure
 READER_CSS = "reader.css"  # long names break, code wraps, nothing widens a phone's page
 # The theme's FontAwesome *script* (1.5 MB on every page) only swaps the icons' <i> elements for
@@ -40,6 +45,11 @@ READER_CSS = "reader.css"  # long names break, code wraps, nothing widens a phon
 # (and axe-core) expect list items in a list: the entries keep their role="doc-biblioentry".
 CITATION_LIST = '<div role="list" class="citation-list">'
 FONTAWESOME_SCRIPT = re.compile(r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js\?[^"]*"></script>')
+SEARCH_SCRIPTS = re.compile(r'\s*<script src="[^"]*_static/searchtools\.js"></script>'
+                            r'\s*<script src="[^"]*_static/language_data\.js"></script>'
+                            r'\s*<script src="[^"]*searchindex\.js"></script>')
+DESIGN_FILES = ("sphinx-design.min.css", "design-tabs.js")  # sphinx-design's, in _static
+DESIGN_CLASS = re.compile(r'class="(?:[^"]* )?sd-')
 MATHJAX_HUB_SHIM = "mathjax-hub-shim.js"
 WIDGET_MANAGER = "html-manager/embed.js"
 PLOTLY_MARKER = "Plotly.newPlot"
@@ -48,6 +58,7 @@ LIVE_SCRIPTS = ("live/book-model.js", "live/explorers.js")
 LIVE_CSS = "live/explorers.css"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+RAW_MATH = re.compile(r'class="math[^"]*">\s*\\[(\[]')  # Sphinx's \( or \[ right inside a math element
 
 
 def _scripts(context: dict) -> list:
@@ -122,11 +133,19 @@ def add_page_scripts(app: Sphinx, pagename: str, templatename: str, context: dic
             unique.append(script)
     if not _has_math(context) and not widgets:  # widget labels may hold TeX
         unique = [script for script in unique if not _is_mathjax(app, script)]
+    if not DESIGN_CLASS.search(context.get("body", "")):
+        unique = [script for script in unique if not _is_design(script)]
+        context["css_files"] = [css for css in context.get("css_files", []) if not _is_design(css)]
     context["script_files"] = unique
 
 
+def _is_design(asset: object) -> bool:
+    return (getattr(asset, "filename", "") or "").split("?")[0].split("/")[-1] in DESIGN_FILES
+
+
 def _has_math(context: dict) -> bool:
-    return 'class="math' in context.get("body", "")
+    """Raw TeX left for the browser's MathJax: none where static_math typesets the page."""
+    return RAW_MATH.search(context.get("body", "")) is not None and not context.get("static_math")
 
 
 def _is_mathjax(app: Sphinx, script: object) -> bool:
@@ -136,14 +155,18 @@ def _is_mathjax(app: Sphinx, script: object) -> bool:
 
 
 def fix_written_pages(app: Sphinx, exception: Exception | None) -> None:
-    """Take the theme's FontAwesome script out of every page (its template adds it, not a script
-    list this extension could filter); the icons still draw, from the theme's CSS and web fonts.
-    And drop the bibliography's role="list" (``CITATION_LIST``)."""
+    """Take the theme's FontAwesome script out of every page, and its search scripts out of every
+    page but the search page (its template adds both, not a script list this extension could
+    filter); the icons still draw, from the theme's CSS and web fonts. And drop the bibliography's
+    role="list" (``CITATION_LIST``)."""
     if exception is not None or app.builder.format != "html":
         return
+    search_box = str(app.config.html_theme_options.get("search_as_you_type", False)).lower() == "true"
     for page in Path(app.outdir).rglob("*.html"):
         text = page.read_text(encoding="utf-8")
         lighter = FONTAWESOME_SCRIPT.sub("", text).replace(CITATION_LIST, '<div class="citation-list">')
+        if not search_box and page != Path(app.outdir) / "search.html":
+            lighter = SEARCH_SCRIPTS.sub("", lighter)
         if lighter != text:
             page.write_text(lighter, encoding="utf-8")
 

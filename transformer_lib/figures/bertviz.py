@@ -2,7 +2,8 @@
 
 bertviz's HTML loads require.js, d3 and jQuery from a CDN; the book has no network. Here its
 views are rewritten so that d3 and jQuery come from the book's ``_static/vendor`` folder in the
-built book, and are carried inline in a live session (see ``bertviz_head_view``).
+built book, on first use (a button that says what it loads), and are carried inline in a live
+session (see ``bertviz_head_view``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ BOOK_BUILD_ENV = "TRANSFORMER_BOOK_BUILD"  # set by tools/execute_notebooks.py
 VENDOR = Path(__file__).resolve().parents[2] / "book" / "_static" / "vendor"
 _LIBRARIES = {"jQuery": "jquery/jquery.min.js", "d3": "d3/d3.min.js"}  # under _static/vendor/
 
+# In the built book, d3 and jQuery (LIBRARY_SIZE) are loaded only when the reader asks for the view:
+# a first visit to the page does not pay for them. The button says what it loads and how much.
 _BOOK_LOADER = """
   var root = document.documentElement.getAttribute("data-content_root");  // set by Sphinx on every page
   if (root === null) {
@@ -40,10 +43,30 @@ _BOOK_LOADER = """
     });
     return loading[path];
   }
-  Promise.all([load(PATHS.jQuery, "jQuery"), load(PATHS.d3, "d3")])
-    .then(function (libs) { draw(libs[0], libs[1]); })
-    .catch(function (err) { element.textContent = "bertviz: " + err.message; throw err; });
+  var button = document.createElement("button");
+  button.type = "button";
+  button.className = "tc-bertviz-load";
+  button.textContent = "Show bertviz's interactive view (loads d3 and jQuery, LIBRARY_SIZE)";
+  element.hidden = true;  // its menus are empty until bertviz's script fills them
+  element.parentNode.insertBefore(button, element);
+  button.addEventListener("click", function () {
+    button.disabled = true;
+    button.textContent = "Loading d3 and jQuery…";
+    Promise.all([load(PATHS.jQuery, "jQuery"), load(PATHS.d3, "d3")])
+      .then(function (libs) { button.remove(); element.hidden = false; draw(libs[0], libs[1]); })
+      .catch(function (err) { button.textContent = "bertviz: " + err.message; throw err; });
+  });
 """
+
+
+def _library_size() -> str:
+    """What the button's click downloads: d3 and jQuery, compressed (as a host sends them) and raw."""
+    import gzip
+
+    data = [(VENDOR / path).read_bytes() for path in _LIBRARIES.values()]
+    packed = sum(len(gzip.compress(d, 6)) for d in data)
+    return f"{packed / 1024:.0f} kB compressed, {sum(map(len, data)) / 1024:.0f} kB"
+
 
 _INLINE_LOADER = """
   var libs = {};
@@ -99,7 +122,7 @@ def _bertviz_html(view: Callable[..., HTML], maps: AttentionMaps, index: int, as
     body = _labelled_controls(page[: match.start()].replace(old_id, new_id))
     script = script.replace(old_id, new_id)
     if assets == "book":
-        loader = _BOOK_LOADER.replace("PATHS", json.dumps(_LIBRARIES))
+        loader = _BOOK_LOADER.replace("PATHS", json.dumps(_LIBRARIES)).replace("LIBRARY_SIZE", _library_size())
     else:
         sources = {name: VENDOR / path for name, path in _LIBRARIES.items()}
         missing = [str(p) for p in sources.values() if not p.is_file()]
@@ -126,10 +149,11 @@ def _bertviz_html(view: Callable[..., HTML], maps: AttentionMaps, index: int, as
 def bertviz_head_view(maps: AttentionMaps, index: int = 0, assets: str | None = None) -> HTML:
     """bertviz's head view of the encoder, decoder and cross attention in ``maps``.
 
-    ``assets``: ``"book"`` loads d3 and jQuery from the book's ``_static/vendor`` folder (what
-    the built book needs); ``"inline"`` carries them in the output (about 330 kB, for a live
-    notebook). By default ``"book"`` when the environment variable TRANSFORMER_BOOK_BUILD is 1
-    (tools/execute_notebooks.py sets it), else ``"inline"``.
+    ``assets``: ``"book"`` loads d3 and jQuery from the book's ``_static/vendor`` folder when the
+    reader presses the view's button (what the built book needs: a first visit does not load them);
+    ``"inline"`` carries them in the output (about 330 kB, for a live notebook). By default ``"book"``
+    when the environment variable TRANSFORMER_BOOK_BUILD is 1 (tools/execute_notebooks.py sets it),
+    else ``"inline"``.
     """
     from bertviz import head_view
 
