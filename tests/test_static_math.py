@@ -50,3 +50,33 @@ def test_the_pattern_finds_what_sphinx_writes() -> None:
             '<div class="math notranslate nohighlight">\n\\[\nx^2\n\\]</div>')
     found = [(m.group(2), m.group(4).strip()) for m in static_math.MATH.finditer(page)]
     assert found == [("span", "a &lt; b"), ("div", "x^2")]
+
+
+class _App:
+    """What check_node and mark_page read of Sphinx's application."""
+
+    def __init__(self) -> None:
+        self.config = type("Config", (), {"static_math_with_node": True})()
+        self.css_files: list[str] = []
+
+    def add_css_file(self, name: str) -> None:
+        self.css_files.append(name)
+
+
+def test_without_node_the_formulas_are_left_to_the_browsers_mathjax(monkeypatch) -> None:
+    body = {"body": '<p><span class="math notranslate nohighlight">\\(x^2\\)</span></p>'}
+    with_node = _App()
+    static_math.check_node(with_node)
+    context = dict(body)
+    static_math.mark_page(with_node, "page", "page.html", context, None)
+    assert context.get("static_math") is True and with_node.css_files == [static_math.STYLESHEET]
+
+    monkeypatch.setattr(static_math.shutil, "which", lambda name: None)
+    without_node = _App()
+    static_math.check_node(without_node)  # a message, not an error: the book still builds
+    assert without_node.config.static_math_with_node is False
+    context = dict(body)
+    static_math.mark_page(without_node, "page", "page.html", context, None)
+    assert "static_math" not in context and without_node.css_files == []
+    with pytest.raises(static_math.ExtensionError, match="Node.js not found"):
+        static_math.typeset([{"tex": "x", "display": False}])

@@ -9,7 +9,9 @@ once per page, in a hidden ``<svg>`` at the end of the body; MathJax's own style
 output is ``math-svg.css``. The browser then needs no script for mathematics: MathJax in the
 browser cost a chapter 1.1 MB (260 kB gzip) of script and 50 kB of fonts.
 
-A formula MathJax cannot read (an unknown macro) fails the build with its message. Pages with
+A formula MathJax cannot read (an unknown macro) fails the build with its message. Without Node.js
+the book still builds: the formulas are then left to the vendored MathJax in the browser, as before
+(heavier pages: about 300 kB gzip more on each page with formulas), and the build says so. Pages with
 saved ipywidgets keep the browser's MathJax (widget labels may hold TeX that only exists there);
 ``offline_assets`` removes MathJax from every page marked here (``context["static_math"]``) and
 from every page without formulas.
@@ -26,6 +28,9 @@ from pathlib import Path
 
 from sphinx.application import Sphinx
 from sphinx.errors import ExtensionError
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
 
 RENDERER = Path(__file__).with_name("math_to_svg.js")
 STYLESHEET = "math-svg.css"  # written into the site's _static by the build
@@ -34,9 +39,13 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 MATH = re.compile(r'(<(span|div) class="math notranslate nohighlight">)\s*\\([(\[])(.*?)\\([)\]])\s*(</\2>)', re.DOTALL)
 
 
+def find_node() -> str | None:
+    return shutil.which("node") or shutil.which("nodejs")
+
+
 def typeset(formulas: list[dict]) -> dict:
     """MathJax's SVG for each ``{"tex": ..., "display": ...}``: ``{"math", "defs", "css"}``."""
-    node = shutil.which("node") or shutil.which("nodejs")
+    node = find_node()
     if node is None:
         raise ExtensionError("static_math: Node.js not found. The book typesets its formulas at build time with "
                              "MathJax in Node.js: install it (apt-get install nodejs).")
@@ -52,7 +61,10 @@ def typeset(formulas: list[dict]) -> dict:
 
 def mark_page(app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object) -> None:
     """A page with formulas and no saved widgets is typeset at build time (``typeset_written_pages``):
-    it links MathJax's stylesheet, and ``offline_assets`` leaves MathJax's script out."""
+    it links MathJax's stylesheet, and ``offline_assets`` leaves MathJax's script out. Without Node.js
+    no page is marked, and the browser's MathJax typesets them."""
+    if not app.config.static_math_with_node:
+        return
     if MATH.search(context.get("body", "")) and WIDGET_VIEW not in context.get("body", ""):
         context["static_math"] = True
         app.add_css_file(STYLESHEET)
@@ -86,7 +98,18 @@ def typeset_written_pages(app: Sphinx, exception: Exception | None) -> None:
         (site / "_static" / STYLESHEET).write_text(css, encoding="utf-8")
 
 
+def check_node(app: Sphinx) -> None:
+    if app.config.static_math_with_node and find_node() is None:
+        app.config.static_math_with_node = False
+        # info, not a warning: the book builds with -W, and a reader without Node.js still gets a whole book
+        logger.info("static_math: Node.js not found; the formulas are left to MathJax in the browser (pages "
+                    "with formulas about 300 kB gzip heavier). Install Node.js (apt-get install nodejs) to "
+                    "typeset them at build time.")
+
+
 def setup(app: Sphinx) -> dict:
+    app.add_config_value("static_math_with_node", True, "html")
+    app.connect("builder-inited", check_node)
     # priority 590: before offline_assets (600), which then leaves MathJax out of marked pages.
     app.connect("html-page-context", mark_page, priority=590)
     app.connect("build-finished", typeset_written_pages)
