@@ -53,7 +53,15 @@ _BOOK_LOADER = """
     button.disabled = true;
     button.textContent = "Loading d3 and jQuery…";
     Promise.all([load(PATHS.jQuery, "jQuery"), load(PATHS.d3, "d3")])
-      .then(function (libs) { button.remove(); element.hidden = false; draw(libs[0], libs[1]); })
+      .then(function (libs) {
+        button.remove();
+        element.hidden = false;
+        draw(libs[0], libs[1]);
+        // the page's other views need nothing more: their buttons stop promising a download
+        document.querySelectorAll("button.tc-bertviz-load:not([disabled])").forEach(function (other) {
+          other.textContent = "Show bertviz's interactive view (d3 and jQuery are already loaded)";
+        });
+      })
       .catch(function (err) { button.textContent = "bertviz: " + err.message; throw err; });
   });
 """
