@@ -7,9 +7,21 @@ import torch.nn.functional as F
 
 from transformer_lib.analysis import encoder_unit_activations
 from transformer_lib.capture import capture_feed_forward
+from transformer_lib.config import TransformerConfig
+from transformer_lib.corpus import make_corpus
+from transformer_lib.evaluation import evaluate_translation
+from transformer_lib.figures.models import ablation_figure
 from transformer_lib.grammar import english_word_classes, english_words
-from transformer_lib.models import Transformer
+from transformer_lib.models import Transformer, count_parameters
+from transformer_lib.pretrained import BOOK_RECIPE, BookRecipe, book_vocabularies, train_book_model
+from transformer_lib.pretrained.ablations import (
+    ABLATION_RECIPE,
+    book_ablations,
+    run_ablation,
+    validation_loss,
+)
 from transformer_lib.residual import NoResidual, Residual, without_residuals
+from transformer_lib.tokenization import make_batches
 
 from .toy_translation import SRC, TGT, toy_model
 
@@ -115,3 +127,79 @@ def test_english_word_classes_cover_every_word_once():
                                      "auxiliary"}
     assert (classes["cats"], classes["eats"], classes["is"], classes["front"], classes["her"]) == (
         "noun", "verb", "verb", "preposition", "determiner")
+
+
+def _tiny_recipe():
+    return BookRecipe(model=TransformerConfig.preset("book", d_model=16, n_heads=2, d_ff=32), batch_size=16,
+                      warmup=4)
+
+
+def test_book_ablations_change_one_thing_each():
+    recipe = _tiny_recipe()
+    baseline, no_residual, one_layer, no_dropout = book_ablations(recipe)
+    assert [a.name for a in (baseline, no_residual, one_layer, no_dropout)] == [
+        "baseline", "no residual", "one layer", "no dropout"]
+    assert baseline.recipe == no_residual.recipe == recipe and baseline.adapt is None
+    assert no_residual.adapt is without_residuals
+    assert one_layer.recipe.model == recipe.model.replace(n_encoder_layers=1, n_decoder_layers=1)
+    assert no_dropout.recipe.model == recipe.model.replace(dropout=0.0)
+    assert ABLATION_RECIPE.model == BOOK_RECIPE.model and ABLATION_RECIPE.seed == BOOK_RECIPE.seed
+    with pytest.raises(TypeError, match="recipe"):
+        book_ablations("book")
+
+
+def test_adapt_changes_the_initial_model_and_nothing_else():
+    corpus = make_corpus(0, n_pairs=60, novel_per_combination=1)
+    recipe = _tiny_recipe()
+    seen = {}
+
+    def keep(model):
+        seen["initial"] = {k: v.clone() for k, v in model.state_dict().items()}
+        return without_residuals(model)
+
+    model, *_ = train_book_model(steps=1, recipe=recipe, corpus=corpus, adapt=keep, progress=False)
+    assert any(type(m) is NoResidual for m in model.modules())
+    torch.manual_seed(recipe.seed)
+    fresh = Transformer(recipe.config(*(len(v) for v in book_vocabularies(corpus))))
+    assert all(torch.equal(fresh.state_dict()[k], v) for k, v in seen["initial"].items())  # the same start
+    with pytest.raises(TypeError, match="adapt"):
+        train_book_model(steps=1, recipe=recipe, corpus=corpus, adapt="no residual", progress=False)
+
+
+def test_run_ablation_measures_what_it_trained():
+    corpus = make_corpus(0, n_pairs=60, novel_per_combination=1)
+    ablation = book_ablations(_tiny_recipe())[2]  # one layer
+    result = run_ablation(ablation, steps=3, corpus=corpus)
+    assert result.name == "one layer" and len(result.losses) == 3
+    model, src_vocab, tgt_vocab, history = train_book_model(steps=3, recipe=ablation.recipe, corpus=corpus,
+                                                            progress=False)
+    assert history.losses == result.losses  # deterministic: the same run again
+    assert result.valid_loss == validation_loss(model, corpus)
+    assert result.parameters == count_parameters(model)
+    evaluation = evaluate_translation(model, corpus.test, src_vocab, tgt_vocab)
+    assert result.exact_match == evaluation.exact_match
+    assert sum(b.count for b in result.by_length) == len(corpus.test)
+    # the validation loss by hand: plain cross-entropy over the real target tokens, teacher-forced
+    batch = make_batches(corpus.valid, src_vocab, tgt_vocab, len(corpus.valid), shuffle=False)[0]
+    with torch.no_grad():
+        logits = model(batch.src, batch.tgt_in)
+    expected = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=tgt_vocab.pad_id)
+    assert result.valid_loss == pytest.approx(float(expected), rel=1e-6)
+    with pytest.raises(TypeError, match="ablation"):
+        run_ablation("baseline", steps=1, corpus=corpus)
+    with pytest.raises(ValueError, match="steps"):
+        run_ablation(ablation, steps=0, corpus=corpus)
+
+
+def test_ablation_figure_draws_each_curve_apart():
+    fig = ablation_figure({"baseline": [3.0, 2.0, 1.0, 0.5], "no residual": [3.0, 2.9, 2.8, 2.7]}, window=2)
+    assert fig.layout.title.text and fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
+    first, second = fig.data
+    assert list(first.y) == [3.0, 2.5, 1.5, 0.75]  # the moving average over two steps
+    assert first.line.dash != second.line.dash and first.marker.symbol != second.marker.symbol
+    assert first.line.color != second.line.color
+    assert [a.text for a in fig.layout.annotations] == ["baseline", "no residual"]  # direct labels
+    with pytest.raises(ValueError, match="curves"):
+        ablation_figure({})
+    with pytest.raises(ValueError, match="curves"):
+        ablation_figure({"baseline": []})
