@@ -103,8 +103,11 @@ def test_encoder_unit_activations_rows_words_and_statistics():
     torch.testing.assert_close(units.zero_fraction(), (units.values == 0).double().mean(-1))
     best = units.top_tokens(3, k=2)
     column = units.values[:, 3]
-    assert best[0][2] == column.max().item() and best[0][2] >= best[1][2]
-    assert best[0][0] == units.words[int(column.argmax())]
+    assert best[0].value == column.max().item() and best[0].value >= best[1].value
+    row = int(column.argmax())
+    assert (best[0].word, best[0].sentence, best[0].position) == (units.words[row], units.sentences[row],
+                                                                 units.positions[row])
+    assert best[0].sentence.split()[best[0].position] == best[0].word
     classes = {"the": "det", "a": "det", "cat": "noun", "mat": "noun", "dog": "noun", "sat": "verb",
                "ran": "verb", "on": "prep"}
     names, means = units.class_means(classes)

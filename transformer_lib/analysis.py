@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -226,6 +227,15 @@ def prefix_corruption(
 # --------------------------------------------------------------------------- what a feed-forward unit responds to
 
 
+class TokenActivation(NamedTuple):
+    """One token in its sentence, and a unit's activation there."""
+
+    word: str
+    sentence: str
+    position: int  # of the token in the sentence
+    value: float
+
+
 @dataclass
 class UnitActivations:
     """The hidden units of one encoder layer's feed-forward network (the ReLU's output), at every
@@ -240,12 +250,13 @@ class UnitActivations:
         """(n_tokens,): the fraction of the d_ff units that the ReLU sets to exactly 0 at each token."""
         return (self.values == 0).double().mean(dim=-1)
 
-    def top_tokens(self, unit: int, k: int = 5) -> list[tuple[str, str, float]]:
-        """The ``k`` tokens (word, sentence, activation) at which ``unit`` is largest, largest first."""
+    def top_tokens(self, unit: int, k: int = 5) -> list[TokenActivation]:
+        """The ``k`` tokens at which ``unit`` is largest, largest first."""
         check_index("unit", unit, self.values.shape[1])
         check_positive_int("k", k)
         values, rows = self.values[:, unit].topk(min(k, self.values.shape[0]))
-        return [(self.words[r], self.sentences[r], v) for r, v in zip(rows.tolist(), values.tolist(), strict=True)]
+        return [TokenActivation(self.words[r], self.sentences[r], self.positions[r], v)
+                for r, v in zip(rows.tolist(), values.tolist(), strict=True)]
 
     def class_means(self, word_classes: dict[str, str]) -> tuple[list[str], Tensor]:
         """The classes of ``word_classes`` (word -> class, e.g. ``grammar.english_word_classes()``) that
