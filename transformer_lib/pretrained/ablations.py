@@ -31,7 +31,7 @@ from ..training import label_smoothed_cross_entropy
 from ..validation import check_instance, check_pairs, check_positive_int
 from .recipe import BOOK_RECIPE, BookRecipe, book_corpus, book_vocabularies, train_book_model
 
-ABLATION_STEPS = 300  # per variant: four variants in about a minute of a 2-core CPU, in float64
+ABLATION_STEPS = 300  # per variant: the four train in one to two minutes on a 2-core CPU, in float64
 # The book's recipe, with the warm-up shortened from 300 steps to fit the short budget and smaller
 # batches, so that there are more steps to see the curves part.
 ABLATION_RECIPE = dataclasses.replace(BOOK_RECIPE, warmup=100, batch_size=64)
