@@ -202,6 +202,9 @@ def test_ablation_figure_draws_each_curve_apart():
     assert first.line.dash != second.line.dash and first.marker.symbol != second.marker.symbol
     assert first.line.color != second.line.color
     assert [a.text for a in fig.layout.annotations] == ["baseline", "no residual"]  # direct labels
+    close = ablation_figure({"a": [3.0, 1.0], "b": [3.0, 1.01], "c": [3.0, 2.0]}, window=1)
+    label_y = sorted(a.y for a in close.layout.annotations)
+    assert label_y[0] == 1.0 and label_y[1] - label_y[0] >= 0.06 * 2.0 - 1e-9  # moved apart
     with pytest.raises(ValueError, match="curves"):
         ablation_figure({})
     with pytest.raises(ValueError, match="curves"):

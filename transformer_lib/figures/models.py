@@ -193,6 +193,7 @@ def ablation_figure(curves: dict[str, Sequence[float]], window: int = 20) -> go.
         raise ValueError(f"curves: expected a non-empty dict of name -> losses, got {curves!r:.60}")
     check_positive_int("window", window)
     fig = go.Figure()
+    ends = {}
     for i, (name, losses) in enumerate(curves.items()):
         if isinstance(losses, str) or len(losses) == 0:
             raise ValueError(f"curves[{name!r}]: expected a non-empty list of losses, got {losses!r:.60}")
@@ -202,11 +203,20 @@ def ablation_figure(curves: dict[str, Sequence[float]], window: int = 20) -> go.
         fig.add_trace(go.Scatter(
             x=steps, y=average, name=name, mode="lines+markers",
             line=dict(color=PALETTE[i % len(PALETTE)], dash=DASHES[i % len(DASHES)], width=2.5),
-            marker=dict(symbol=MARKERS[i % len(MARKERS)], size=8, maxdisplayed=0,
+            marker=dict(symbol=MARKERS[i % len(MARKERS)], size=8,
                         opacity=[1.0 if (j + 1) % every == 0 else 0.0 for j in range(len(steps))]),
             hovertemplate="step %{x}: loss %{y:.3f}<extra>" + name + "</extra>",
         ))
-        fig.add_annotation(x=steps[-1], y=average[-1], text=name, showarrow=False, xanchor="left", xshift=6,
+        ends[name] = (i, steps[-1], average[-1])
+    # direct labels at the curves' right ends, moved apart where two curves end close together
+    lows = [y for _, _, y in ends.values()]
+    highs = [max(fig.data[i].y) for i, _, _ in ends.values()]
+    gap = 0.06 * (max(highs) - min(lows) or 1.0)
+    placed: list[float] = []
+    for name, (i, x, y) in sorted(ends.items(), key=lambda item: item[1][2]):
+        label_y = max(y, placed[-1] + gap) if placed else y
+        placed.append(label_y)
+        fig.add_annotation(x=x, y=round(label_y, 4), text=name, showarrow=False, xanchor="left", xshift=6,
                            font=dict(color=PALETTE[i % len(PALETTE)]))
     fig.update_layout(
         template=BOOK_TEMPLATE, height=440,
