@@ -4,6 +4,9 @@
   its encoder output (different in each context) and where it attends (chapter 2);
 * ``nearest_words``, ``analogy``, ``analogy_ranks``: word2vec-style questions asked of an
   embedding matrix, by cosine similarity (chapter 2);
+* ``encoder_unit_activations``: the feed-forward network's hidden units at every token of some
+  sentences: how many are zero, which tokens in context excite a unit most, and which word classes
+  it answers to (chapter 6);
 * ``prefix_corruption``: teacher forcing trains on the reference prefix; free-running decoding
   reads its own, possibly wrong, words. How much does one wrong word in the prefix hurt the
   predictions after it (chapter 7, exposure bias)?
@@ -13,15 +16,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .capture import capture_attention
+from .capture import capture_attention, capture_feed_forward
 from .models import Transformer
 from .tokenization import Vocab, pad_sequences
-from .validation import check_ndim, check_pairs, check_positive_int
+from .validation import check_index, check_ndim, check_pairs, check_positive_int
 
 N_SPECIAL = 4  # <pad>, <unk>, <sos>, <eos>: ids 0 to 3 in every Vocab
 
@@ -217,4 +221,74 @@ def prefix_corruption(
         position, accuracy(clean_pred, real), accuracy(corrupted_pred, real),
         accuracy(clean_pred, first), accuracy(corrupted_pred, first),
         list(kept), [tgt_vocab.itos[i] for i in wrong.tolist()], words(clean_pred), words(corrupted_pred),
+    )
+
+
+# --------------------------------------------------------------------------- what a feed-forward unit responds to
+
+
+class TokenActivation(NamedTuple):
+    """One token in its sentence, and a unit's activation there."""
+
+    word: str
+    sentence: str
+    position: int  # of the token in the sentence
+    value: float
+
+
+@dataclass
+class UnitActivations:
+    """The hidden units of one encoder layer's feed-forward network (the ReLU's output), at every
+    real token of some source sentences: one row per token, padding left out."""
+
+    values: Tensor  # (n_tokens, d_ff)
+    words: list[str]  # per row: the token
+    sentences: list[str]  # per row: the sentence it is in
+    positions: list[int]  # per row: its position in that sentence
+
+    def zero_fraction(self) -> Tensor:
+        """(n_tokens,): the fraction of the d_ff units that the ReLU sets to exactly 0 at each token."""
+        return (self.values == 0).double().mean(dim=-1)
+
+    def top_tokens(self, unit: int, k: int = 5) -> list[TokenActivation]:
+        """The ``k`` tokens at which ``unit`` is largest, largest first."""
+        check_index("unit", unit, self.values.shape[1])
+        check_positive_int("k", k)
+        values, rows = self.values[:, unit].topk(min(k, self.values.shape[0]))
+        return [TokenActivation(self.words[r], self.sentences[r], self.positions[r], v)
+                for r, v in zip(rows.tolist(), values.tolist(), strict=True)]
+
+    def class_means(self, word_classes: dict[str, str]) -> tuple[list[str], Tensor]:
+        """The classes of ``word_classes`` (word -> class, e.g. ``grammar.english_word_classes()``) that
+        occur, sorted, and (n_classes, d_ff): each unit's mean activation over the tokens of each class."""
+        missing = sorted({w for w in self.words if w not in word_classes})
+        if missing:
+            raise ValueError(f"word_classes: expected a class for every word, got none for {missing[:5]}")
+        names = sorted({word_classes[w] for w in self.words})
+        index = torch.tensor([names.index(word_classes[w]) for w in self.words])
+        means = torch.stack([self.values[index == i].mean(dim=0) for i in range(len(names))])
+        return names, means
+
+
+@torch.no_grad()
+def encoder_unit_activations(
+    model: Transformer, src_vocab: Vocab, sentences: Sequence[str], layer: int = 0
+) -> UnitActivations:
+    """Run ``sentences`` through the encoder (one padded batch) and keep the feed-forward hidden
+    units of encoder layer ``layer`` at every real token (``capture.capture_feed_forward``)."""
+    _check_model_vocab(model, src_vocab)
+    check_index("layer", layer, len(model.encoder.layers))
+    if isinstance(sentences, str) or not sentences:
+        raise ValueError(f"sentences: expected a non-empty list of sentences, got {sentences!r:.60}")
+    ids = [src_vocab.encode(s) for s in sentences]
+    device = next(model.parameters()).device
+    src = pad_sequences(ids, src_vocab.pad_id).to(device)
+    sos = torch.full((len(ids), 1), Vocab.sos_id, device=device)  # the decoder's input: unused here
+    hidden = capture_feed_forward(model, src, sos).encoder[layer].cpu()  # (B, S, d_ff)
+    rows = [(b, t) for b, row in enumerate(ids) for t in range(len(row))]
+    return UnitActivations(
+        values=torch.stack([hidden[b, t] for b, t in rows]),
+        words=[src_vocab.itos[ids[b][t]] for b, t in rows],
+        sentences=[sentences[b] for b, _ in rows],
+        positions=[t for _, t in rows],
     )

@@ -6,7 +6,7 @@ one tensor per layer, shaped (batch, heads, queries, keys).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -133,3 +133,39 @@ def capture_translation(
     src = torch.tensor([translation.src_ids], device=device)  # (1, S)
     tgt = torch.tensor([[tgt_vocab.sos_id, *read]], device=device)  # (1, T)
     return capture_attention(model, src, tgt, src_vocab=src_vocab.itos, tgt_vocab=tgt_vocab.itos)
+
+
+@dataclass
+class FeedForwardActivations:
+    """The hidden layer of every feed-forward network in one forward pass: the ReLU's output,
+    max(0, x W_1 + b_1), before W_2 mixes it back to d_model."""
+
+    encoder: list[Tensor] = field(default_factory=list)  # per layer: (B, S, d_ff)
+    decoder: list[Tensor] = field(default_factory=list)  # per layer: (B, T, d_ff)
+
+
+@torch.no_grad()
+def capture_feed_forward(model: Transformer, src_ids: Tensor, tgt_ids: Tensor) -> FeedForwardActivations:
+    """Run ``model`` once in evaluation mode on ``src_ids`` (B, S) and decoder inputs ``tgt_ids``
+    (B, T), and return the output of the activation function of every feed-forward network, read by
+    forward hooks on the ``PositionwiseFeedForward.activation`` modules (nothing else changes)."""
+    check_instance("model", model, Transformer, "a transformer_lib.models.Transformer")
+    found = FeedForwardActivations()
+
+    def keep_in(kept: list[Tensor]) -> Callable[..., None]:
+        return lambda _module, _inputs, output: kept.append(output.detach())
+
+    hooks = [
+        layer.feed_forward.activation.register_forward_hook(keep_in(kept))
+        for layers, kept in ((model.encoder.layers, found.encoder), (model.decoder.layers, found.decoder))
+        for layer in layers
+    ]
+    was_training = model.training
+    model.eval()
+    try:
+        model(src_ids, tgt_ids)
+    finally:
+        model.train(was_training)
+        for hook in hooks:
+            hook.remove()
+    return found

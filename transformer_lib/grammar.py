@@ -314,6 +314,21 @@ def english_words() -> set[str]:
     return words
 
 
+def english_word_classes() -> dict[str, str]:
+    """Every token of ``english_words`` with its word class: noun, verb ("is" and "eats" too),
+    adjective, determiner ("the", "a", "an", possessives), pronoun, preposition (each word of
+    "in front of"), or auxiliary ("do", "does", "not"). No token of this grammar has two."""
+    classes = dict.fromkeys(("do", "does", "not"), "auxiliary")
+    classes.update(dict.fromkeys((*DETERMINERS, "an"), "determiner"))
+    classes.update(dict.fromkeys(PRONOUNS, "pronoun"))
+    classes.update(dict.fromkeys((w for p in PREPOSITIONS for w in p.split()), "preposition"))
+    classes.update(dict.fromkeys(ADJECTIVES, "adjective"))
+    classes.update({w: "noun" for n in NOUNS.values() for w in (n.en, n.en_plural)})
+    classes.update({w: "verb" for v in VERBS.values() for w in (v.en, v.en_third)})
+    classes.update(dict.fromkeys(BE_FORMS_EN.values(), "verb"))
+    return classes
+
+
 def french_words() -> set[str]:
     """Every token a French sentence of this grammar can contain."""
     words = {"ne", "pas", "de", *ELISIONS.values(), *CONTRACTIONS.values(), *(p[0] for p in PRONOUNS.values())}

@@ -21,7 +21,15 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .validation import check_bool, check_number, check_positive_int, check_probability, check_vectors, module_dtype
+from .validation import (
+    check_bool,
+    check_instance,
+    check_number,
+    check_positive_int,
+    check_probability,
+    check_vectors,
+    module_dtype,
+)
 
 
 def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
@@ -63,3 +71,30 @@ class Residual(nn.Module):
         if self.norm_first:  # pre-norm: x + Sublayer(LayerNorm(x))
             return x + self.dropout(sublayer(self.norm(x)))
         return self.norm(x + self.dropout(sublayer(x)))  # post-norm, the paper: LayerNorm(x + Sublayer(x))
+
+
+class NoResidual(Residual):
+    """An ablation: the same norm and dropout around the sub-layer, without the skip that adds its
+    input back: LayerNorm(Sublayer(x)) (post-norm) or Sublayer(LayerNorm(x)) (pre-norm). Each layer
+    must then carry all the information forward itself; chapter 6 trains a model built of these."""
+
+    def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
+        if self.norm_first:
+            return self.dropout(sublayer(self.norm(x)))
+        return self.norm(self.dropout(sublayer(x)))
+
+
+def without_residuals(model: nn.Module) -> nn.Module:
+    """Replace every ``Residual`` in ``model`` by a ``NoResidual`` with the same norm weights,
+    dropout and placement, in place; returns ``model``. Nothing else changes: the same
+    parameters, under the same names, so a state dict loads into either."""
+    check_instance("model", model, nn.Module, "a torch.nn.Module")
+    for parent in list(model.modules()):
+        for name, child in list(parent.named_children()):
+            if type(child) is Residual:
+                plain = NoResidual(child.norm.weight.shape[0], child.dropout.p, child.norm_first, child.norm.eps)
+                plain.to(device=child.norm.weight.device, dtype=child.norm.weight.dtype)
+                plain.load_state_dict(child.state_dict())
+                plain.train(child.training)
+                setattr(parent, name, plain)
+    return model

@@ -5,7 +5,9 @@
 ``parameter_breakdown_figure`` draws them as bars with a menu over presets.
 ``norm_placement_scales`` measures, layer by layer, the size of the activations and of
 the gradients in a deep encoder stack, for the post-norm and the pre-norm placement;
-``norm_placement_figure`` draws the result.
+``norm_placement_figure`` draws the result. ``ablation_figure`` draws the training curves of
+``pretrained.ablations``: the book's model and its variants without residual connections, with one
+layer, without dropout.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from ..config import PRESETS, TransformerConfig
 from ..encoder import Encoder, EncoderLayer
 from ..models import Transformer
 from ..validation import check_positive_int
-from .display import BOOK_TEMPLATE
+from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
 
 COMPONENTS = (
     "embeddings",
@@ -171,5 +173,56 @@ def norm_placement_figure(n_layers: int = 24, **kwargs: object) -> go.Figure:
         legend=dict(orientation="h", y=-0.3),
         updatemenus=[dict(name="quantity", buttons=buttons, direction="down", x=1.0, xanchor="right", y=1.15,
                           yanchor="top")],
+    )
+    return fig
+
+
+def _moving_average(values: Sequence[float], window: int) -> list[float]:
+    average, total = [], 0.0
+    for i, value in enumerate(values):
+        total += value - (values[i - window] if i >= window else 0.0)
+        average.append(total / min(i + 1, window))
+    return average
+
+
+def ablation_figure(curves: dict[str, Sequence[float]], window: int = 20) -> go.Figure:
+    """The training loss per step of each variant in ``curves`` (name -> losses), as a moving average
+    over ``window`` steps; each curve has its own colour, dash pattern and marker, and its name at its
+    right end, so that none is told apart by colour alone."""
+    if not isinstance(curves, dict) or not curves:
+        raise ValueError(f"curves: expected a non-empty dict of name -> losses, got {curves!r:.60}")
+    check_positive_int("window", window)
+    fig = go.Figure()
+    ends = {}
+    for i, (name, losses) in enumerate(curves.items()):
+        if isinstance(losses, str) or len(losses) == 0:
+            raise ValueError(f"curves[{name!r}]: expected a non-empty list of losses, got {losses!r:.60}")
+        average = [round(v, 4) for v in _moving_average(list(losses), window)]
+        steps = list(range(1, len(average) + 1))
+        every = max(1, len(steps) // 10)  # a marker every tenth of the way: enough to tell the shapes apart
+        fig.add_trace(go.Scatter(
+            x=steps, y=average, name=name, mode="lines+markers",
+            line=dict(color=PALETTE[i % len(PALETTE)], dash=DASHES[i % len(DASHES)], width=2.5),
+            marker=dict(symbol=MARKERS[i % len(MARKERS)], size=8,
+                        opacity=[1.0 if (j + 1) % every == 0 else 0.0 for j in range(len(steps))]),
+            hovertemplate="step %{x}: loss %{y:.3f}<extra>" + name + "</extra>",
+        ))
+        ends[name] = (i, steps[-1], average[-1])
+    # direct labels at the curves' right ends, moved apart where two curves end close together
+    lows = [y for _, _, y in ends.values()]
+    highs = [max(fig.data[i].y) for i, _, _ in ends.values()]
+    gap = 0.06 * (max(highs) - min(lows) or 1.0)
+    placed: list[float] = []
+    for name, (i, x, y) in sorted(ends.items(), key=lambda item: item[1][2]):
+        label_y = max(y, placed[-1] + gap) if placed else y
+        placed.append(label_y)
+        fig.add_annotation(x=x, y=round(label_y, 4), text=name, showarrow=False, xanchor="left", xshift=6,
+                           font=dict(color=PALETTE[i % len(PALETTE)]))
+    fig.update_layout(
+        template=BOOK_TEMPLATE, height=440,
+        title=dict(text=f"Training loss, same seed and batches (average of {window} steps)"),
+        xaxis=dict(title=dict(text="training step")),
+        yaxis=dict(title=dict(text="loss (label-smoothed cross-entropy per token)")),
+        margin=dict(r=110),
     )
     return fig

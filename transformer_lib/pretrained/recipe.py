@@ -136,6 +136,7 @@ def train_book_model(
     callback: Callable[[StepReport], bool | None] | None = None,
     evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
     eval_every: int | None = None,
+    adapt: Callable[[Transformer], Transformer] | None = None,
 ) -> tuple[Transformer, Vocab, Vocab, TrainingHistory]:
     """Build the corpus (``book_corpus()`` unless given), the vocabularies and the book's Transformer,
     and train it for ``time_budget_s`` seconds and/or ``steps``, or (``stop_at_target=True``) until
@@ -144,9 +145,18 @@ def train_book_model(
 
     Returns (model in eval mode, source vocabulary, target vocabulary, history).
     The same recipe gives the same corpus, the same initial weights and the same batches.
+    ``adapt`` (if given) changes the freshly initialised model before training, e.g.
+    ``residual.without_residuals`` for chapter 6's ablation.
     """
+    if adapt is not None and not callable(adapt):
+        raise TypeError(f"adapt: expected a function of the model, or None, got {type(adapt).__name__}")
+
+    def build(src_size: int, tgt_size: int) -> Transformer:
+        model = Transformer(recipe.config(src_size, tgt_size))
+        return model if adapt is None else adapt(model)
+
     return _train_on_book_corpus(
-        lambda src_size, tgt_size: Transformer(recipe.config(src_size, tgt_size)),
+        build,
         time_budget_s, steps, recipe, corpus, stop_at_target, eval_every, device=device, progress=progress,
         callback=callback, evaluate=evaluate,
     )
