@@ -194,6 +194,28 @@ def test_run_ablation_measures_what_it_trained():
         run_ablation(ablation, steps=0, corpus=corpus)
 
 
+def test_run_ablation_trains_in_its_dtype_and_restores_the_default():
+    corpus = make_corpus(0, n_pairs=60, novel_per_combination=1)
+    ablation = book_ablations(_tiny_recipe())[2]
+    default = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        in_float32 = run_ablation(ablation, steps=3, corpus=corpus)  # the default: float32
+        assert torch.get_default_dtype() == torch.float64  # the chapter's float64 is left as it was
+        in_float64 = run_ablation(ablation, steps=3, corpus=corpus, dtype=torch.float64)
+        *_, history64 = train_book_model(steps=3, recipe=ablation.recipe, corpus=corpus, progress=False)
+    finally:
+        torch.set_default_dtype(default)
+    *_, history32 = train_book_model(steps=3, recipe=ablation.recipe, corpus=corpus, progress=False)
+    assert default == torch.float32
+    assert in_float32.losses == history32.losses and in_float64.losses == history64.losses
+    assert in_float32.losses != in_float64.losses  # the precision did change the run
+    with pytest.raises(TypeError, match="dtype"):
+        run_ablation(ablation, steps=1, corpus=corpus, dtype="float32")
+    with pytest.raises(ValueError, match="dtype"):
+        run_ablation(ablation, steps=1, corpus=corpus, dtype=torch.int64)
+
+
 def test_ablation_figure_draws_each_curve_apart():
     fig = ablation_figure({"baseline": [3.0, 2.0, 1.0, 0.5], "no residual": [3.0, 2.9, 2.8, 2.7]}, window=2)
     assert fig.layout.title.text and fig.layout.xaxis.title.text and fig.layout.yaxis.title.text
