@@ -84,8 +84,10 @@ def validation_loss(model: Transformer, corpus: Corpus) -> float:
     was_training = model.training
     model.eval()
     total, count = 0.0, 0
+    device = next(model.parameters()).device  # where training left it: a GPU when there is one
     try:
         for batch in make_batches(corpus.valid, src_vocab, tgt_vocab, 500, shuffle=False):
+            batch = batch.to(device)
             logits = model(batch.src, batch.tgt_in)
             total += float(label_smoothed_cross_entropy(logits, batch.tgt_out, 0.0, tgt_vocab.pad_id, "sum"))
             count += int((batch.tgt_out != tgt_vocab.pad_id).sum())
