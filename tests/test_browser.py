@@ -125,14 +125,18 @@ def check_page(browser, url: str, html: str, screenshot: Path, redirect_html: st
     page.wait_for_load_state("networkidle")
     # bertviz's views wait for the reader: press each one's button from the keyboard
     loaded_before_use = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
-    for number, button in enumerate(page.locator("button.tc-bertviz-load").all()):
+    buttons = page.locator("button.tc-bertviz-load")
+    for number in range(buttons.count()):  # one at a time: a button is removed once its view is drawn
+        button = buttons.first
         label = button.inner_text()
         promised_download = "loads d3 and jQuery" in label
         if promised_download != (number == 0):  # only the first view's libraries are a download
             problems.append(f"bertviz button {number + 1} says {label!r}")
         button.focus()
         page.keyboard.press("Enter")
-        button.wait_for(state="detached", timeout=PAGE_TIMEOUT_MS)  # removed once its view is drawn
+        left = buttons.count() - 1
+        page.wait_for_function("(left) => document.querySelectorAll('button.tc-bertviz-load').length <= left",
+                               arg=left, timeout=PAGE_TIMEOUT_MS)
     state_fn = f"({STATE_JS})"
     try:
         page.wait_for_function(f"(expected) => ({READY_JS})([{state_fn}, expected])", arg=expected,
