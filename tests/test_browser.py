@@ -132,9 +132,9 @@ def check_page(browser, url: str, html: str, screenshot: Path, redirect_html: st
         promised_download = "loads d3 and jQuery" in label
         if promised_download != (number == 0):  # only the first view's libraries are a download
             problems.append(f"bertviz button {number + 1} says {label!r}")
+        left = buttons.count() - 1  # counted before the press: a view whose libraries are loaded draws at once
         button.focus()
         page.keyboard.press("Enter")
-        left = buttons.count() - 1
         page.wait_for_function("(left) => document.querySelectorAll('button.tc-bertviz-load').length <= left",
                                arg=left, timeout=PAGE_TIMEOUT_MS)
     state_fn = f"({STATE_JS})"
