@@ -157,6 +157,42 @@ def test_reader_phone_keyboard_offline(site: Path) -> None:
     assert not problems, json.dumps(problems, indent=1)
 
 
+MENU_STATE_JS = """(id) => {
+  const gd = document.getElementById(id);
+  return {active: gd.layout.updatemenus[0].active || 0,
+          select: document.querySelector(`.tc-keys[data-for="${id}"] select`).value,
+          trace: JSON.stringify(gd.data.map(t => t.visible))};
+}"""
+
+
+def test_a_plotly_menu_and_its_select_move_together(site: Path) -> None:
+    """The keyboard's <select> drives plotly's own menu, and plotly's menu, used with the mouse,
+    moves the <select> along: both always show the same choice (chapter 4's first menu figure)."""
+    with launched_browser() as browser, serve(site) as base:
+        context, page = open_page(browser, base + "book/04_attention.html", DESKTOP)
+        figure = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
+          .find(p => (p.layout.updatemenus || []).length && (p.layout.updatemenus[0].buttons || []).length > 2).id""")
+        before = page.evaluate(MENU_STATE_JS, figure)
+        start = before["active"]
+        assert before["select"] == str(start)
+        count = page.evaluate("(id) => document.getElementById(id).layout.updatemenus[0].buttons.length", figure)
+        keyed, key = (start + 1, "ArrowDown") if start + 1 < count else (start - 1, "ArrowUp")
+        select = page.locator(f'.tc-keys[data-for="{figure}"] select').first
+        select.focus()
+        page.keyboard.press(key)  # the keyboard's way: the next (or previous) choice
+        page.wait_for_function(f"() => ({MENU_STATE_JS})({json.dumps(figure)}).active === {keyed}", timeout=10_000)
+        by_keyboard = page.evaluate(MENU_STATE_JS, figure)
+        assert by_keyboard["select"] == str(keyed) and by_keyboard["trace"] != before["trace"]
+        clicked = next(i for i in range(count) if i not in (start, keyed))
+        page.locator(f"#{figure} .updatemenu-header-group").first.click()  # plotly's own menu, with the mouse
+        page.locator(f"#{figure} .updatemenu-dropdown-button").nth(clicked).click()
+        page.wait_for_function(f"() => ({MENU_STATE_JS})({json.dumps(figure)}).select === '{clicked}'",
+                               timeout=10_000)
+        by_mouse = page.evaluate(MENU_STATE_JS, figure)
+        assert by_mouse["active"] == clicked and by_mouse["trace"] not in (before["trace"], by_keyboard["trace"])
+        context.close()
+
+
 def test_repository_url_has_one_source() -> None:
     """_config.yml's repository.url is the one place that names the repository: every other mention
     of a github.com/<owner>/<name> URL of it in the book (the intro's clone command) is the same."""

@@ -125,7 +125,19 @@
       });
       label.appendChild(select);
       row.appendChild(label);
+      control.select = select;
     }
+    // Plotly's own menu or slider, used with the mouse, moves the <select> along (plotly records the
+    // choice as the control's `active` through a relayout), so that both always show the same.
+    const follow = () => {
+      for (const control of controls) {
+        const own = (gd.layout[control.kind] || [])[control.index];
+        if (own && String(own.active || 0) !== control.select.value) control.select.value = String(own.active || 0);
+      }
+    };
+    gd.on("plotly_relayout", follow);
+    gd.on("plotly_buttonclicked", () => setTimeout(follow, 0));
+    gd.on("plotly_sliderchange", () => setTimeout(follow, 0));
     const host = fixedWrapper(gd) || gd; // above the fixed-height wrapper, not inside it
     host.parentNode.insertBefore(row, host);
   }
