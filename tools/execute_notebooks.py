@@ -81,6 +81,25 @@ def coalesce_streams(nb: dict) -> dict:
     return nb
 
 
+def final_progress_lines(nb: dict) -> dict:
+    """Keep what a terminal would show of a progress bar: a text bar (tqdm) redraws its line with
+    carriage returns, which JupyterLab honours but the static book prints as one line per redraw
+    (a hundred lines for chapter 7's training). Each line keeps the text after its last ``\r``;
+    the bare newline the bar writes when it closes is dropped with the empty output it leaves."""
+    for cell in nb.get("cells", []):
+        outputs = cell.get("outputs", [])
+        redrawn = False
+        for output in outputs:
+            text = "".join(output.get("text", "")) if output.get("output_type") == "stream" else ""
+            if "\r" in text:
+                lines = text.split("\n")
+                output["text"] = "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in lines)
+                redrawn = True
+        if redrawn:
+            cell["outputs"] = [o for o in outputs if o.get("output_type") != "stream" or "".join(o["text"]).strip()]
+    return nb
+
+
 def execute(path: Path, timeout: int) -> int:
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
@@ -88,7 +107,8 @@ def execute(path: Path, timeout: int) -> int:
         resources={"metadata": {"path": str(path.parent)}},
     )
     client.execute()
-    nb = nbformat.from_dict(stable_widget_ids(coalesce_streams(json.loads(nbformat.writes(nb))), path.stem))
+    plain = final_progress_lines(coalesce_streams(json.loads(nbformat.writes(nb))))
+    nb = nbformat.from_dict(stable_widget_ids(plain, path.stem))
     nbformat.validate(nb)
     text = nbformat.writes(nb) + "\n"
     path.write_text(text)
