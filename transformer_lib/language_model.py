@@ -78,10 +78,10 @@ def _token_log_probs(model: DecoderOnlyTransformer, sentences: list[str], vocab:
     """Log-probabilities (N, V) of every predicted position of every sentence at ``temperature``, their
     targets (N,), and each position's log-probability of its target (N,)."""
     model.eval()
+    device = next(model.parameters()).device
     rows, targets = [], []
     with torch.no_grad():
         for batch in lm_batches(sentences, vocab, batch_size, shuffle=False):
-            device = next(model.parameters()).device
             logits = model(batch.tgt_in.to(device))  # (B, T, V)
             keep = batch.tgt_out != vocab.pad_id
             rows.append((logits[keep.to(device)] / temperature).log_softmax(dim=-1).cpu())

@@ -21,6 +21,7 @@ from .validation import (
     check_ndim,
     check_number,
     check_positive_int,
+    check_probability_mass,
     check_special_id,
     check_tensor,
     check_token_ids,
@@ -37,18 +38,11 @@ def check_sampling_args(temperature: object, top_k: object, top_p: object, gener
         temperature = check_number("temperature", temperature, positive=True)
     if top_k is not None:
         check_positive_int("top_k", top_k)
-    check_top_p(top_p)
+    if top_p is not None:
+        check_probability_mass("top_p", top_p)
     if generator is not None:
         check_instance("generator", generator, torch.Generator, "a torch.Generator or None")
     return temperature
-
-
-def check_top_p(top_p: object) -> None:
-    if top_p is None:
-        return
-    number = check_number("top_p", top_p)
-    if not 0.0 < number <= 1.0:
-        raise ValueError(f"top_p: expected a probability in (0, 1], got {top_p}")
 
 
 def filter_logits(logits: Tensor, *, top_k: int | None = None, top_p: float | None = None) -> Tensor:
@@ -67,7 +61,8 @@ def filter_logits(logits: Tensor, *, top_k: int | None = None, top_p: float | No
         raise ValueError("logits: expected shape (..., vocab), got a scalar")
     if top_k is not None:
         check_positive_int("top_k", top_k)
-    check_top_p(top_p)
+    if top_p is not None:
+        check_probability_mass("top_p", top_p)
     logits = logits.clone()
     if top_k is not None and top_k < logits.shape[-1]:
         kth = logits.topk(top_k, dim=-1).values[..., -1:]  # (..., 1): the k-th largest logit

@@ -97,6 +97,14 @@ def check_probability(name: str, value: object) -> float:
     return float(value)
 
 
+def check_probability_mass(name: str, value: object) -> float:
+    """A share of the probability in (0, 1]: top-p sampling's nucleus (1 keeps every token)."""
+    number = check_number(name, value)
+    if not 0.0 < number <= 1.0:
+        raise ValueError(f"{name}: expected a probability in (0, 1], got {value}")
+    return number
+
+
 def check_bool(name: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name}: expected True or False, got {_describe(value)}")

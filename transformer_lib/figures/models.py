@@ -23,6 +23,7 @@ from ..encoder import Encoder, EncoderLayer
 from ..models import Transformer
 from ..validation import check_positive_int
 from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
+from .training import moving_average
 
 COMPONENTS = (
     "embeddings",
@@ -177,14 +178,6 @@ def norm_placement_figure(n_layers: int = 24, **kwargs: object) -> go.Figure:
     return fig
 
 
-def _moving_average(values: Sequence[float], window: int) -> list[float]:
-    average, total = [], 0.0
-    for i, value in enumerate(values):
-        total += value - (values[i - window] if i >= window else 0.0)
-        average.append(total / min(i + 1, window))
-    return average
-
-
 def ablation_figure(curves: dict[str, Sequence[float]], window: int = 20) -> go.Figure:
     """The training loss per step of each variant in ``curves`` (name -> losses), as a moving average
     over ``window`` steps; each curve has its own colour, dash pattern and marker, and its name at its
@@ -197,14 +190,13 @@ def ablation_figure(curves: dict[str, Sequence[float]], window: int = 20) -> go.
     for i, (name, losses) in enumerate(curves.items()):
         if isinstance(losses, str) or len(losses) == 0:
             raise ValueError(f"curves[{name!r}]: expected a non-empty list of losses, got {losses!r:.60}")
-        average = [round(v, 4) for v in _moving_average(list(losses), window)]
+        average = [round(v, 4) for v in moving_average(list(losses), window)]
         steps = list(range(1, len(average) + 1))
-        every = max(1, len(steps) // 10)  # a marker every tenth of the way: enough to tell the shapes apart
         fig.add_trace(go.Scatter(
             x=steps, y=average, name=name, mode="lines+markers",
             line=dict(color=PALETTE[i % len(PALETTE)], dash=DASHES[i % len(DASHES)], width=2.5),
-            marker=dict(symbol=MARKERS[i % len(MARKERS)], size=8,
-                        opacity=[1.0 if (j + 1) % every == 0 else 0.0 for j in range(len(steps))]),
+            # about ten markers along each curve: enough to tell the shapes apart
+            marker=dict(symbol=MARKERS[i % len(MARKERS)], size=8, maxdisplayed=10),
             hovertemplate="step %{x}: loss %{y:.3f}<extra>" + name + "</extra>",
         ))
         ends[name] = (i, steps[-1], average[-1])

@@ -74,6 +74,16 @@ def learning_rate_figure(
     return fig
 
 
+def moving_average(values: Sequence[float], window: int) -> list[float]:
+    """The mean of each value and the ``window - 1`` before it (fewer at the start): a training
+    curve with the batch-to-batch noise smoothed out."""
+    average, total = [], 0.0
+    for i, value in enumerate(values):
+        total += value - (values[i - window] if i >= window else 0.0)
+        average.append(total / min(i + 1, window))
+    return average
+
+
 def loss_curve_figure(history: TrainingHistory, window: int = 50,
                       loss_name: str = "label-smoothed cross-entropy per token") -> go.Figure:
     """The per-step training loss of ``history`` (thin) and its moving average over ``window``
@@ -85,10 +95,7 @@ def loss_curve_figure(history: TrainingHistory, window: int = 50,
     check_positive_int("window", window)
     check_instance("loss_name", loss_name, str, "a str")
     losses = history.losses
-    average, total = [], 0.0
-    for i, loss in enumerate(losses):
-        total += loss - (losses[i - window] if i >= window else 0.0)
-        average.append(total / min(i + 1, window))
+    average = moving_average(losses, window)
     fig = go.Figure([
         go.Scatter(x=history.steps, y=[round(v, 4) for v in losses], mode="lines", name="loss per batch",
                    line=dict(width=1, color="#9ecae1")),
