@@ -1,0 +1,29 @@
+"""transformer_lib.measure: best_time and OperationCounter."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from transformer_lib.measure import OperationCounter, best_time
+
+
+def test_best_time_is_the_shortest_of_the_calls():
+    calls = []
+    seconds = best_time(lambda: calls.append(1), repeats=4)
+    assert len(calls) == 4 and 0 <= seconds < 1
+    with pytest.raises(TypeError, match="fn"):
+        best_time(3)
+    with pytest.raises(ValueError, match="repeats"):
+        best_time(lambda: None, repeats=0)
+
+
+def test_operation_counter_counts_what_runs_inside_the_block():
+    linear = torch.nn.Linear(3, 2)
+    x = torch.randn(4, 3)
+    with torch.no_grad(), OperationCounter() as counter:
+        for _ in range(3):
+            linear(x)
+    assert counter.counts["addmm"] == 3  # one matrix product with a bias per call
+    linear(x)  # outside the block: not counted
+    assert counter.counts["addmm"] == 3
