@@ -134,6 +134,10 @@ def test_scaling_figure_menu_switches_measures():
     assert second.args[0]["visible"] == [False, False, True, True]
     assert second.args[1]["yaxis.type"] == "log" and first.args[1]["yaxis.type"] == "linear"
     assert list(fig.data[3].y) == [0.5, 0.01] and list(fig.data[0].x) == [4, 16]
+    # the two curves differ in dash and marker, not only in colour, and keep their style across measures
+    scaled, not_scaled = fig.data[0], fig.data[1]
+    assert scaled.line.dash != not_scaled.line.dash and scaled.marker.symbol != not_scaled.marker.symbol
+    assert (fig.data[2].line.dash, fig.data[2].marker.symbol) == (scaled.line.dash, scaled.marker.symbol)
 
 
 def test_scaling_figure_checks_lengths():

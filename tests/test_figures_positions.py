@@ -34,6 +34,7 @@ def test_similarity_by_offset_figure_traces_and_menu():
     buttons = fig.layout.updatemenus[0].buttons
     assert [b.label for b in buttons] == ["all", "d_model = 16", "d_model = 64"]
     assert buttons[2].args[0]["visible"] == [False, True]
+    assert fig.data[0].line.dash != fig.data[1].line.dash  # told apart by more than colour
     with pytest.raises(ValueError, match="d_model"):
         similarity_by_offset_figure((15,))
 

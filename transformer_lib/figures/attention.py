@@ -24,7 +24,7 @@ from torch import Tensor
 from ..attention import causal_mask
 from ..capture import AttentionMaps
 from ..validation import check_choice, check_index
-from .display import BOOK_TEMPLATE
+from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
 
 ATTENTION_KINDS = {
     "encoder_self": "encoder self-attention",
@@ -313,10 +313,14 @@ def scaling_figure(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequ
     fig = go.Figure()
     owner = []
     for m, curves in enumerate(measures.values()):
-        for label, values in curves.items():
+        for j, (label, values) in enumerate(curves.items()):
+            # each curve its own colour, dash and marker (the same for a label under every measure),
+            # so that no comparison rests on colour alone
             fig.add_trace(go.Scatter(
                 x=d_ks, y=[float(f"{v:.4g}") for v in values], mode="lines+markers", name=label,
-                visible=m == 0, hovertemplate=f"{html.escape(label)}<br>d_k=%{{x}}: %{{y:.3g}}<extra></extra>",
+                line=dict(color=PALETTE[j % len(PALETTE)], dash=DASHES[j % len(DASHES)]),
+                marker=dict(symbol=MARKERS[j % len(MARKERS)], size=8), visible=m == 0,
+                hovertemplate=f"{html.escape(label)}<br>d_k=%{{x}}: %{{y:.3g}}<extra></extra>",
             ))
             owner.append(m)
     names = list(measures)

@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 
 from ..positional_encoding import RotaryEmbedding, sinusoidal_table
 from ..validation import check_even, check_int, check_positive_int
-from .display import BOOK_TEMPLATE
+from .display import BOOK_TEMPLATE, DASHES, PALETTE
 
 
 def _check_range(name: str, value: object, low: int, high: int) -> tuple[int, int]:
@@ -228,10 +228,11 @@ def similarity_by_offset_figure(d_models: Sequence[int] = (16, 64, 256), max_off
         raise TypeError(f"d_models: expected a non-empty sequence of even ints, got {d_models!r}")
     fig = go.Figure()
     offsets = list(range(max_offset + 1))
-    for d_model in d_models:
+    for i, d_model in enumerate(d_models):
         values = [round(v, 4) for v in similarity_by_offset(d_model, max_offset)]
-        fig.add_trace(go.Scatter(
+        fig.add_trace(go.Scatter(  # a dash pattern of its own as well as a colour: not told apart by colour alone
             x=offsets, y=values, mode="lines", name=f"d_model = {d_model}",
+            line=dict(color=PALETTE[i % len(PALETTE)], dash=DASHES[i % len(DASHES)]),
             hovertemplate=f"d_model {d_model}<br>offset %{{x}}: %{{y:.3f}}<extra></extra>",
         ))
     n = len(d_models)
