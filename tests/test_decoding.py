@@ -9,7 +9,6 @@ from transformer_lib.decoding import (
     greedy_decode,
     length_penalty,
     max_decode_length,
-    reorder_cache,
     sample_decode,
     translate,
 )
@@ -68,9 +67,26 @@ class ScriptedModel(torch.nn.Module):
         return logits
 
 
-def test_reorder_cache_rejects_an_unknown_cache():
-    with pytest.raises(TypeError, match="cache: don't know how to reorder a dict"):
-        reorder_cache({"length": 0}, torch.tensor([0]))
+def test_beam_search_rejects_a_cache_that_cannot_reorder_itself():
+    class NoReorder(ScriptedModel):
+        def new_cache(self):
+            return {"length": 0}
+
+    src = torch.tensor([[0]])
+    with pytest.raises(TypeError, match=r"model: expected new_cache\(\) to give a cache with an index_select"):
+        beam_search(NoReorder({0: [3, EOS]}), src, sos_id=SOS, eos_id=EOS, max_len=4)
+
+
+def test_a_transformer_cache_reorders_every_layer_self_and_cross():
+    model = tiny_model()
+    cache = model.new_cache()
+    src = torch.tensor([[4, 5, 6], [5, 6, 7]])
+    model.decode(torch.tensor([[SOS], [SOS]]), model.encode(src), src, cache)
+    before = [(c.self_attn.key.clone(), c.cross_attn.value.clone()) for c in cache]
+    cache.index_select(torch.tensor([1, 1, 0]))
+    for layer, (self_key, cross_value) in zip(cache, before, strict=True):
+        assert torch.equal(layer.self_attn.key, self_key[[1, 1, 0]])
+        assert torch.equal(layer.cross_attn.value, cross_value[[1, 1, 0]])
 
 
 def run_all_modes(model, src, max_len, eos_id=EOS):

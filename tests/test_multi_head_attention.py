@@ -108,3 +108,16 @@ def test_cross_attention_cache_projects_memory_once():
     rest, _ = mha(query[:, 1:], memory * 0, memory * 0, cache=cache)
     assert cache.key is key_before and len(cache) == 9
     torch.testing.assert_close(torch.cat([first, rest], dim=1), full, rtol=0, atol=1e-12)
+
+
+def test_cache_update_appends_or_keeps_and_index_select_reorders_rows():
+    grows, fixed = KVCache(grows=True), KVCache(grows=False)
+    first, second = torch.randn(3, HEADS, 2, 4), torch.randn(3, HEADS, 1, 4)
+    grows.update(first, -first)
+    k, v = grows.update(second, -second)
+    assert torch.equal(k, torch.cat([first, second], dim=2)) and torch.equal(v, -k)
+    assert len(grows) == 3 and grows.offset == 3
+    fixed.update(first, -first)
+    assert fixed.full and len(fixed) == 2 and fixed.offset == 0  # cross-attention: positions never advance
+    grows.index_select(torch.tensor([2, 0]))
+    assert torch.equal(grows.key, k[[2, 0]]) and torch.equal(grows.value, v[[2, 0]])

@@ -15,10 +15,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .feed_forward import ACTIVATIONS
+from torch import nn
+
 from .validation import check_choice, check_divisible, check_positive_int, check_probability
 
 POSITIONAL_KINDS = ("sinusoidal", "learned", "rope")
+# The feed-forward network's non-linearity: the paper's ReLU, or GELU (BERT, GPT).
+ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from torch import Tensor, nn
 
 from .feed_forward import PositionwiseFeedForward
-from .multi_head_attention import KVCache, MultiHeadAttention
+from .multi_head_attention import KVCache, LayerCaches, MultiHeadAttention
 from .positional_encoding import RotaryEmbedding
 from .residual import LayerNorm, Residual
 from .validation import check_features, check_positive_int, module_dtype
@@ -26,6 +26,11 @@ class DecoderLayerCache:
 
     self_attn: KVCache = field(default_factory=lambda: KVCache(grows=True))  # grows by one token a step
     cross_attn: KVCache = field(default_factory=lambda: KVCache(grows=False))  # the encoder output, once
+
+    def index_select(self, index: Tensor) -> None:
+        """Keep rows ``index`` of the batch in both caches (beam search reorders its beams so)."""
+        self.self_attn.index_select(index)
+        self.cross_attn.index_select(index)
 
 
 def check_memory(memory: Tensor, x: Tensor, cross_attn: MultiHeadAttention) -> None:
@@ -89,8 +94,8 @@ class Decoder(nn.Module):
         d_model = layer.self_attn.d_model
         self.final_norm = LayerNorm(d_model, layer.self_residual.norm.eps) if layer.norm_first else None
 
-    def new_cache(self) -> list[DecoderLayerCache]:
-        return [DecoderLayerCache() for _ in self.layers]
+    def new_cache(self) -> LayerCaches:
+        return LayerCaches(DecoderLayerCache() for _ in self.layers)
 
     def forward(
         self,

@@ -20,8 +20,9 @@ keys and values of earlier tokens being read from ``cache``. ``greedy_decode`` a
 saves.
 
 Any model with this interface can be decoded (``Transformer`` and ``rnn.Seq2SeqGRU`` do):
-``encode(src_ids) -> memory`` (batch first), ``new_cache()``, ``decode(tgt_ids, memory,
-src_ids, cache) -> (B, T, d)`` and ``generator`` (hidden -> logits).
+``encode(src_ids) -> memory`` (batch first), ``new_cache()`` (a cache whose
+``index_select(index)`` keeps the batch rows ``index``), ``decode(tgt_ids, memory, src_ids,
+cache) -> (B, T, d)`` and ``generator`` (hidden -> logits).
 
 Generated tokens never include ``<pad>`` or ``<sos>``: their logits are set to -inf
 (a model can put some probability on them, but they are never a valid next token).
@@ -36,8 +37,6 @@ from typing import Protocol
 import torch
 from torch import Tensor, nn
 
-from .decoder import DecoderLayerCache
-from .multi_head_attention import KVCache
 from .sampling import check_sampling_args, draw_next
 from .tokenization import Vocab
 from .validation import (
@@ -52,6 +51,12 @@ from .validation import (
 )
 
 
+class DecodingCache(Protocol):
+    """What decoding needs from a model's cache: beam search reorders it after each step."""
+
+    def index_select(self, index: Tensor) -> None: ...
+
+
 class Seq2SeqModel(Protocol):
     """What decoding needs from a model."""
 
@@ -59,9 +64,11 @@ class Seq2SeqModel(Protocol):
 
     def encode(self, src_ids: Tensor) -> Tensor: ...
 
-    def new_cache(self) -> object: ...
+    def new_cache(self) -> DecodingCache: ...
 
-    def decode(self, tgt_ids: Tensor, memory: Tensor, src_ids: Tensor, cache: object = None) -> Tensor: ...
+    def decode(
+        self, tgt_ids: Tensor, memory: Tensor, src_ids: Tensor, cache: DecodingCache | None = None
+    ) -> Tensor: ...
 
 
 # --------------------------------------------------------------------------- shared pieces
@@ -116,30 +123,6 @@ def _strip(row: Sequence[int], eos_id: int | None) -> list[int]:
             break
         out.append(token)
     return out
-
-
-def reorder_cache(cache: object, index: Tensor) -> None:
-    """Keep rows ``index`` of every cached tensor, in that order (dimension 0 is the batch).
-
-    Beam search calls this after each step: beam i of the next step continues beam
-    ``index[i]`` of this one, so it must see that beam's keys and values. Works on the
-    ``Transformer``'s list of ``DecoderLayerCache`` (self- and cross-attention keys and
-    values) and on any cache object with an ``index_select(index)`` method.
-    """
-    if isinstance(cache, list):
-        for item in cache:
-            reorder_cache(item, index)
-    elif isinstance(cache, DecoderLayerCache):
-        reorder_cache(cache.self_attn, index)
-        reorder_cache(cache.cross_attn, index)
-    elif isinstance(cache, KVCache):
-        if cache.key is not None:
-            cache.key = cache.key.index_select(0, index)  # (B', h, T, d_k)
-            cache.value = cache.value.index_select(0, index)
-    elif hasattr(cache, "index_select"):
-        cache.index_select(index)
-    else:
-        raise TypeError(f"cache: don't know how to reorder a {type(cache).__name__}")
 
 
 # --------------------------------------------------------------------------- greedy
@@ -247,7 +230,7 @@ def beam_search(
     ``<eos>``). With ``beam_size=1`` this is exactly greedy decoding.
 
     The beams of all sentences run together as one batch of B * beam_size rows; after
-    each step ``reorder_cache`` moves every row's cached keys and values to the beam
+    each step ``cache.index_select`` moves every row's cached keys and values to the beam
     that continues it.
     """
     check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
@@ -259,6 +242,9 @@ def beam_search(
     src = src_ids.repeat_interleave(k, dim=0)  # (B*k, S): rows b*k .. b*k+k-1 are sentence b
     memory = model.encode(src)  # (B*k, S, d)
     cache = model.new_cache()
+    if not callable(getattr(cache, "index_select", None)):
+        raise TypeError(f"model: expected new_cache() to give a cache with an index_select(index) method "
+                        f"(beam search reorders it), got a {type(cache).__name__}")
     tokens = torch.full((batch * k, 1), sos_id, dtype=torch.long, device=device)
     # Only the first beam of each sentence is live at the start: the others would be copies.
     beam_scores = torch.full((batch, k), float("-inf"), device=device)
@@ -308,7 +294,7 @@ def beam_search(
         beam_scores = torch.tensor(next_scores, device=device).view(batch, k)
         if last_step or all(done):
             break
-        reorder_cache(cache, index)
+        cache.index_select(index)  # beam i of the next step continues beam index[i] of this one
 
     for b in range(batch):  # at max_len, the live beams are finished as they stand
         if not done[b]:

@@ -11,9 +11,8 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
+from .config import ACTIVATIONS
 from .validation import check_choice, check_positive_int, check_vectors, module_dtype
-
-ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}
 
 
 class PositionwiseFeedForward(nn.Module):

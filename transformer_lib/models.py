@@ -19,7 +19,7 @@ from .config import TransformerConfig
 from .decoder import Decoder, DecoderLayer, DecoderLayerCache
 from .embeddings import TokenEmbedding
 from .encoder import Encoder, EncoderLayer
-from .multi_head_attention import KVCache
+from .multi_head_attention import KVCache, LayerCaches
 from .positional_encoding import LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
 from .validation import check_finite, check_ndim, check_token_ids
 
@@ -121,7 +121,7 @@ class Transformer(nn.Module):
         x = self.tgt_embed(tgt_ids, offset=past)
         return self.decoder(x, memory, tgt_mask, self.src_mask(src_ids), cache)
 
-    def new_cache(self) -> list[DecoderLayerCache]:
+    def new_cache(self) -> LayerCaches:
         return self.decoder.new_cache()
 
     def forward(self, src_ids: Tensor, tgt_ids: Tensor) -> Tensor:
@@ -150,8 +150,8 @@ class DecoderOnlyTransformer(nn.Module):
         if config.tie_output_embedding:
             self.lm_head.weight = self.embed.token.embedding.weight
 
-    def new_cache(self) -> list[KVCache]:
-        return [KVCache(grows=True) for _ in self.blocks.layers]
+    def new_cache(self) -> LayerCaches:
+        return LayerCaches(KVCache(grows=True) for _ in self.blocks.layers)
 
     def forward(self, ids: Tensor, cache: list[KVCache] | None = None) -> Tensor:
         """(B, T) ids -> (B, T, vocab) logits for the next token at every position."""

@@ -44,6 +44,38 @@ class KVCache:
     def __len__(self) -> int:
         return 0 if self.key is None else self.key.shape[2]
 
+    @property
+    def offset(self) -> int:
+        """The position of the next new token: how many came before it (0 for cross-attention)."""
+        return len(self) if self.grows else 0
+
+    @property
+    def full(self) -> bool:
+        """True once a cross-attention cache holds the encoder's keys: nothing more to project."""
+        return not self.grows and self.key is not None
+
+    def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
+        """Store the new keys and values (B, h, T_new, d_k); return all of them, (B, h, T_cached + T_new, d_k)."""
+        if self.grows and self.key is not None:
+            k = torch.cat([self.key, k], dim=2)
+            v = torch.cat([self.value, v], dim=2)
+        self.key, self.value = k, v
+        return k, v
+
+    def index_select(self, index: Tensor) -> None:
+        """Keep rows ``index`` of the batch, in that order (beam search reorders its beams so)."""
+        if self.key is not None:
+            self.key = self.key.index_select(0, index)  # (B', h, T, d_k)
+            self.value = self.value.index_select(0, index)
+
+
+class LayerCaches(list):
+    """One cache per layer (a model's ``new_cache()``); reordering it reorders every layer's."""
+
+    def index_select(self, index: Tensor) -> None:
+        for cache in self:
+            cache.index_select(index)
+
 
 class MultiHeadAttention(nn.Module):
     """h attention heads in parallel, for self-attention (query = key = value) or cross-attention."""
@@ -80,6 +112,10 @@ class MultiHeadAttention(nn.Module):
         batch, _, length, _ = x.shape
         return x.transpose(1, 2).reshape(batch, length, self.d_model)
 
+    def rotate(self, x: Tensor, offset: int) -> Tensor:
+        """Rotary positions (RoPE) on queries or keys (B, h, T, d_k), if this layer has them."""
+        return x if self.rotary is None else self.rotary(x, offset=offset)
+
     def forward(
         self,
         query: Tensor,
@@ -94,45 +130,37 @@ class MultiHeadAttention(nn.Module):
         ``mask`` is True where a query may attend to a key, broadcastable to
         (B, h, T_q, T_k), where T_k counts the cached keys too.
         """
-        dtype = module_dtype(self.w_q.weight)
-        check_features("query", query, self.d_model, dtype=dtype)
-        reuse = cache is not None and not cache.grows and cache.key is not None
-        if not reuse:
-            check_features("key", key, self.d_model, dtype=dtype)
-            check_features("value", value, self.d_model, dtype=dtype)
-            if key.shape[:2] != value.shape[:2]:
-                raise ValueError(
-                    f"value: expected (batch, seq_len) = {tuple(key.shape[:2])} like key, "
-                    f"got shape {tuple(value.shape)}"
-                )
-            if key.shape[0] != query.shape[0]:
-                raise ValueError(
-                    f"key: expected batch size {query.shape[0]} like query, got shape {tuple(key.shape)}"
-                )
-
-        past = len(cache) if cache is not None and cache.grows else 0
-        q = self.split_heads(self.w_q(query))  # (B, h, T_q, d_k)
-        if self.rotary is not None:
-            q = self.rotary(q, offset=past)
-        if reuse:
+        self.check_inputs(query, key, value, cache, need_weights)
+        past = 0 if cache is None else cache.offset  # tokens already in the cache
+        q = self.rotate(self.split_heads(self.w_q(query)), past)  # (B, h, T_q, d_k)
+        if cache is not None and cache.full:  # cross-attention: the encoder's keys, projected once
             k, v = cache.key, cache.value
         else:
-            k = self.split_heads(self.w_k(key))  # (B, h, T_k, d_k)
+            k = self.rotate(self.split_heads(self.w_k(key)), past)  # (B, h, T_k, d_k)
             v = self.split_heads(self.w_v(value))
-            if self.rotary is not None:
-                k = self.rotary(k, offset=past)
             if cache is not None:
-                if cache.grows and cache.key is not None:
-                    k = torch.cat([cache.key, k], dim=2)  # (B, h, T_past + T_new, d_k)
-                    v = torch.cat([cache.value, v], dim=2)
-                cache.key, cache.value = k, v
-
+                k, v = cache.update(k, v)  # (B, h, T_past + T_k, d_k)
         check_mask("mask", mask, (query.shape[0], self.n_heads, query.shape[1], k.shape[2]))
-        check_bool("need_weights", need_weights)
-        want_weights = need_weights or self.keep_weights
-        out, weights = scaled_dot_product_attention(
-            q, k, v, mask, dropout_p=self.dropout if self.training else 0.0, need_weights=want_weights
-        )
-        if self.keep_weights:
+        dropout = self.dropout if self.training else 0.0
+        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout, need_weights or self.keep_weights)
+        if self.keep_weights:  # capture_attention() reads them after the forward pass
             self.last_weights = weights.detach()
-        return self.w_o(self.merge_heads(out)), (weights if need_weights else None)
+        return self.w_o(self.merge_heads(out)), (weights if need_weights else None)  # (B, T_q, d_model)
+
+    def check_inputs(
+        self, query: Tensor, key: Tensor, value: Tensor, cache: KVCache | None, need_weights: bool
+    ) -> None:
+        """Shapes and dtypes, named as the caller named them; key and value are not read once cached."""
+        dtype = module_dtype(self.w_q.weight)
+        check_features("query", query, self.d_model, dtype=dtype)
+        check_bool("need_weights", need_weights)
+        if cache is not None and cache.full:
+            return
+        check_features("key", key, self.d_model, dtype=dtype)
+        check_features("value", value, self.d_model, dtype=dtype)
+        if key.shape[:2] != value.shape[:2]:
+            raise ValueError(
+                f"value: expected (batch, seq_len) = {tuple(key.shape[:2])} like key, got shape {tuple(value.shape)}"
+            )
+        if key.shape[0] != query.shape[0]:
+            raise ValueError(f"key: expected batch size {query.shape[0]} like query, got shape {tuple(key.shape)}")
