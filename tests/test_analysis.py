@@ -1,3 +1,5 @@
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -6,9 +8,13 @@ from transformer_lib.analysis import (
     analogy,
     analogy_ranks,
     contextual_occurrences,
+    head_statistics,
     nearest_words,
+    norm_placement_scales,
     prefix_corruption,
 )
+from transformer_lib.attention import causal_mask
+from transformer_lib.capture import AttentionMaps
 from transformer_lib.tokenization import Vocab
 
 from .toy_translation import SRC, TGT, toy_model
@@ -86,3 +92,42 @@ def test_prefix_corruption_changes_only_the_prefix_word():
         prefix_corruption(model, pairs, SRC, TGT, position=9)
     with pytest.raises(TypeError, match="tgt_vocab"):
         prefix_corruption(model, pairs, SRC, None)
+
+
+def test_head_statistics_measures_known_patterns():
+    n = 4
+    identity = torch.eye(n)  # every query looks at itself
+    uniform = torch.full((n, n), 1 / n)
+    causal_uniform = causal_mask(n).float() / causal_mask(n).sum(-1, keepdim=True)
+    maps = AttentionMaps(encoder_self=[torch.stack([identity, uniform])[None]],
+                         decoder_self=[torch.stack([causal_uniform, identity])[None]],
+                         cross=[torch.stack([uniform, identity])[None]])
+    rows = {(r["attention"], r["head"]): r for r in head_statistics(maps)}
+    assert len(rows) == 6 and all(r["layer"] == 1 for r in rows.values())
+    assert rows["encoder_self", 1]["entropy"] == pytest.approx(0) and rows["encoder_self", 1]["own"] == 1
+    assert rows["encoder_self", 2]["entropy"] == pytest.approx(1) and rows["encoder_self", 2]["max weight"] == 0.25
+    # causal uniform: rows 1..3 spread over 2, 3, 4 keys: entropy 1, own = mean(1/2, 1/3, 1/4)
+    assert rows["decoder_self", 1]["entropy"] == pytest.approx(1)
+    assert rows["decoder_self", 1]["own"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
+    assert rows["decoder_self", 1]["previous"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
+    assert rows["decoder_self", 2]["previous"] == 0
+    assert math.isnan(rows["cross", 1]["own"]) and rows["cross", 2]["entropy"] == pytest.approx(0)
+
+
+def test_head_statistics_checks_its_arguments():
+    with pytest.raises(TypeError, match="maps: expected"):
+        head_statistics({})
+    with pytest.raises(ValueError, match="maps: no attention maps"):
+        head_statistics(AttentionMaps())
+    with pytest.raises(ValueError, match="index"):
+        head_statistics(AttentionMaps(encoder_self=[torch.ones(1, 1, 2, 2) / 2]), index=1)
+
+
+def test_norm_placement_scales_post_norm_keeps_unit_rms_pre_norm_grows():
+    post = norm_placement_scales(False, n_layers=6, d_model=16, d_ff=32, seq_len=5, batch=2)
+    pre = norm_placement_scales(True, n_layers=6, d_model=16, d_ff=32, seq_len=5, batch=2)
+    assert len(post["activation"]) == len(pre["gradient"]) == 6
+    # a LayerNorm with gain 1 and bias 0 ends every post-norm layer: RMS 1 (up to its eps)
+    assert torch.allclose(torch.tensor(post["activation"]), torch.ones(6), atol=1e-3)
+    assert pre["activation"][-1] > pre["activation"][0]  # the residual stream adds up
+    assert all(g > 0 for g in post["gradient"] + pre["gradient"])

@@ -1,5 +1,5 @@
 """The attention figures: heatmaps of captured maps (chapters 4, 5 and 7), masks and the scaling
-figure (chapter 4), and the heads' statistics (chapter 5), checked through their data.
+figure (chapter 4), checked through their data.
 
 Figures are checked through their data (traces, visibility, menu arguments), which is what the
 browser receives; tests/test_browser.py checks that the browser then draws them.
@@ -8,7 +8,6 @@ browser receives; tests/test_browser.py checks that the browser then draws them.
 from __future__ import annotations
 
 import html
-import math
 
 import numpy as np
 import pytest
@@ -20,7 +19,6 @@ from transformer_lib.figures.attention import (
     attention_figure,
     attention_heads_menu_figure,
     attention_menu_figure,
-    head_statistics,
     mask_figure,
     scaling_figure,
     weights_side_by_side_figure,
@@ -145,37 +143,6 @@ def test_scaling_figure_checks_lengths():
         scaling_figure([4, 16], {"m": {"a": [1.0]}})
     with pytest.raises(ValueError, match="d_ks"):
         scaling_figure([], {"m": {"a": []}})
-
-
-def test_head_statistics_measures_known_patterns():
-    from transformer_lib.capture import AttentionMaps
-    n = 4
-    identity = torch.eye(n)  # every query looks at itself
-    uniform = torch.full((n, n), 1 / n)
-    causal_uniform = causal_mask(n).float() / causal_mask(n).sum(-1, keepdim=True)
-    maps = AttentionMaps(encoder_self=[torch.stack([identity, uniform])[None]],
-                         decoder_self=[torch.stack([causal_uniform, identity])[None]],
-                         cross=[torch.stack([uniform, identity])[None]])
-    rows = {(r["attention"], r["head"]): r for r in head_statistics(maps)}
-    assert len(rows) == 6 and all(r["layer"] == 1 for r in rows.values())
-    assert rows["encoder_self", 1]["entropy"] == pytest.approx(0) and rows["encoder_self", 1]["own"] == 1
-    assert rows["encoder_self", 2]["entropy"] == pytest.approx(1) and rows["encoder_self", 2]["max weight"] == 0.25
-    # causal uniform: rows 1..3 spread over 2, 3, 4 keys: entropy 1, own = mean(1/2, 1/3, 1/4)
-    assert rows["decoder_self", 1]["entropy"] == pytest.approx(1)
-    assert rows["decoder_self", 1]["own"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
-    assert rows["decoder_self", 1]["previous"] == pytest.approx((1 / 2 + 1 / 3 + 1 / 4) / 3)
-    assert rows["decoder_self", 2]["previous"] == 0
-    assert math.isnan(rows["cross", 1]["own"]) and rows["cross", 2]["entropy"] == pytest.approx(0)
-
-
-def test_head_statistics_checks_its_arguments():
-    from transformer_lib.capture import AttentionMaps
-    with pytest.raises(TypeError, match="maps: expected"):
-        head_statistics({})
-    with pytest.raises(ValueError, match="maps: no attention maps"):
-        head_statistics(AttentionMaps())
-    with pytest.raises(ValueError, match="index"):
-        head_statistics(AttentionMaps(encoder_self=[torch.ones(1, 1, 2, 2) / 2]), index=1)
 
 
 def test_weights_side_by_side_share_one_colour_scale_and_keep_their_numbers():

@@ -4,10 +4,12 @@ import torch
 from transformer_lib.capture import capture_attention
 from transformer_lib.config import PRESETS, TransformerConfig
 from transformer_lib.models import (
+    COMPONENTS,
     DecoderOnlyTransformer,
     EncoderOnlyTransformer,
     Transformer,
     count_parameters,
+    parameter_breakdown,
     parameter_count,
 )
 
@@ -166,3 +168,29 @@ def test_the_book_preset_is_the_model_the_book_trains():
 
     # The vocabulary sizes come from the corpus's vocabularies; every other field is the preset's.
     assert TransformerConfig.preset("book", src_vocab_size=37, tgt_vocab_size=41) == BOOK_RECIPE.config(37, 41)
+
+
+def test_breakdown_adds_up_to_the_total_and_counts_shared_matrices_once():
+    for name in ("small", "base"):
+        config = TransformerConfig.preset(name)
+        counts = parameter_breakdown(config)
+        assert list(counts) == list(COMPONENTS)
+        assert sum(counts.values()) == parameter_count(config)
+    base = parameter_breakdown(TransformerConfig.preset("base"))
+    assert base["embeddings"] == 37000 * 512  # one matrix for both embeddings and the projection
+    assert base["output projection"] == 37000  # only the projection's bias is its own
+    assert base["encoder feed-forward"] == 6 * (512 * 2048 + 2048 + 2048 * 512 + 512)
+
+
+def test_breakdown_matches_a_real_model():
+    config = TransformerConfig.preset("small", src_vocab_size=50, tgt_vocab_size=60, d_model=16, d_ff=32)
+    model = Transformer(config)
+    counts = parameter_breakdown(config)
+    assert counts["decoder cross-attention"] == sum(
+        p.numel() for n, p in model.named_parameters() if ".cross_attn." in n)
+    assert counts["output projection"] == 60 * 16 + 60
+
+
+def test_breakdown_rejects_a_preset_name():
+    with pytest.raises(TypeError, match="config"):
+        parameter_breakdown("base")

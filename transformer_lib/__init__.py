@@ -3,10 +3,16 @@
 Chapter by chapter: ``rnn`` (1), ``embeddings`` and ``tokenization`` (2),
 ``positional_encoding`` (3), ``attention`` (4), ``multi_head_attention`` (5), ``residual``,
 ``feed_forward``, ``encoder``, ``decoder``, ``models`` and ``config`` (6), ``corpus``
-(with ``grammar`` and ``lexicon``), ``training``, ``decoding``, ``greedy_trace``, ``checkpoint``, ``evaluation``
-and ``capture`` (7). The book's figures are in the ``figures`` package, one module per kind
-of picture; ``torch_reference`` copies our weights into PyTorch's own modules; ``analysis``
-measures what the trained model learned (contextual outputs, analogies, exposure bias: 2 and 7).
+(with ``grammar`` and ``lexicon``), ``training``, ``decoding``, ``greedy_trace``, ``checkpoint``,
+``evaluation`` and ``capture`` (7), ``language_model`` and ``sampling`` (8). The appendix "how fast
+is it?" shows what the scripts in ``benchmarks/`` measure: these modules timed against PyTorch's
+own, which ``torch_reference`` builds from our weights, with ``measure``'s timer.
+
+Around them: the book's figures are in the ``figures`` package, one module per kind of picture
+(figures only draw); ``analysis`` measures what the chapters assert on (contextual outputs and
+analogies: 2; head statistics: 5; norm placement: 6; exposure bias: 7); ``pretrained`` ships
+the book's trained models; ``validation`` holds every argument check; ``source`` shows the
+library's code in the book.
 
 This package namespace exports the model pieces. Import the rest from its module
 (``from transformer_lib.training import train``): they bring in heavier libraries
@@ -28,7 +34,7 @@ from .models import (
     count_parameters,
     parameter_count,
 )
-from .multi_head_attention import KVCache, MultiHeadAttention
+from .multi_head_attention import KVCache, LayerCaches, MultiHeadAttention
 from .positional_encoding import (
     LearnedPositionalEmbedding,
     RotaryEmbedding,
@@ -42,7 +48,7 @@ from .rnn import LSTM, VanillaRNN, gradient_norms_through_time
 __all__ = [
     "AdditiveAttention", "AttentionMaps", "Decoder", "DecoderLayer", "DecoderLayerCache", "DecoderOnlyTransformer",
     "Encoder", "EncoderLayer", "EncoderOnlyTransformer", "InputEmbedding", "KVCache", "LSTM",
-    "LayerNorm", "LearnedPositionalEmbedding", "MultiHeadAttention", "PRESETS",
+    "LayerCaches", "LayerNorm", "LearnedPositionalEmbedding", "MultiHeadAttention", "PRESETS",
     "PositionwiseFeedForward", "Residual", "RotaryEmbedding", "SinusoidalPositionalEncoding",
     "TokenEmbedding", "Transformer", "TransformerConfig", "VanillaRNN", "capture_attention",
     "causal_mask", "combine_masks", "count_parameters", "gradient_norms_through_time",

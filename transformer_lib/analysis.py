@@ -1,4 +1,4 @@
-"""Measurements on a trained model that the chapters use to show what it learned.
+"""Measurements that the chapters assert on, most of them showing what a trained model learned.
 
 * ``contextual_occurrences``: one word in several sentences: its embedding (the same every time),
   its encoder output (different in each context) and where it attends (chapter 2);
@@ -10,6 +10,9 @@
 * ``prefix_corruption``: teacher forcing trains on the reference prefix; free-running decoding
   reads its own, possibly wrong, words. How much does one wrong word in the prefix hurt the
   predictions after it (chapter 7, exposure bias)?
+* ``head_statistics``: how focused each attention head is, from captured maps (chapter 5);
+* ``norm_placement_scales``: activations and gradients layer by layer in a freshly built deep
+  encoder, post-norm against pre-norm (chapter 6; ``figures.models`` draws both).
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
-from torch import Tensor
+from torch import Tensor, nn
 
-from .capture import capture_attention, capture_feed_forward
+from .attention import causal_mask
+from .capture import AttentionMaps, capture_attention, capture_feed_forward
+from .encoder import Encoder, EncoderLayer
 from .models import Transformer
 from .tokenization import Vocab, pad_sequences
 from .validation import check_index, check_ndim, check_pairs, check_positive_int
@@ -292,3 +297,86 @@ def encoder_unit_activations(
         sentences=[sentences[b] for b, _ in rows],
         positions=[t for _, t in rows],
     )
+
+
+def _row_statistics(weights: Tensor, visible: Tensor, self_attention: bool) -> dict[str, float]:
+    """Averages over the query rows of one head's (T_q, T_k) weights that see more than one key."""
+    n_visible = visible.sum(dim=-1).double()  # (T_q,)
+    rows = n_visible > 1
+    w = weights.double()
+    entropy = -(w * w.clamp_min(1e-30).log()).sum(dim=-1)  # 0 log 0 = 0
+    result = {"entropy": (entropy[rows] / n_visible[rows].log()).mean().item(),
+              "max weight": w.max(dim=-1).values[rows].mean().item()}
+    if self_attention:
+        positions = torch.arange(w.shape[0])
+        result["own"] = w[positions, positions][rows].mean().item()
+        previous = torch.cat([torch.zeros(1, dtype=w.dtype), w[positions[1:], positions[1:] - 1]])
+        result["previous"] = previous[rows].mean().item()
+    else:
+        result["own"] = result["previous"] = float("nan")
+    return result
+
+
+def head_statistics(maps: AttentionMaps, index: int = 0) -> list[dict[str, object]]:
+    """How focused each head of each layer is, for batch row ``index`` of ``maps``.
+
+    One dict per (attention kind, layer, head), averaged over the query rows that may see more
+    than one key (with a causal mask, the first row sees only itself):
+
+    * ``entropy``: of the row's weights, as a fraction of log(visible keys), the entropy of a
+      uniform row (0 = all weight on one key, 1 = spread evenly);
+    * ``max weight``: the largest weight of the row;
+    * ``own`` and ``previous``: in self-attention, the weight on the query's own position and on
+      the position before it (NaN in cross-attention, where queries and keys are different tokens).
+
+    Padding is not removed: pass one unpadded sentence per call.
+    """
+    if not isinstance(maps, AttentionMaps):
+        raise TypeError(f"maps: expected transformer_lib.capture.AttentionMaps, got {type(maps).__name__}")
+    rows = []
+    for kind in ("encoder_self", "decoder_self", "cross"):
+        for layer, weights in enumerate(getattr(maps, kind)):  # (B, h, T_q, T_k)
+            if not 0 <= index < weights.shape[0]:
+                raise ValueError(f"index: expected a batch row in [0, {weights.shape[0]}), got {index}")
+            n_q, n_k = weights.shape[-2:]
+            visible = causal_mask(n_q, n_k) if kind == "decoder_self" else torch.ones(n_q, n_k, dtype=torch.bool)
+            for head in range(weights.shape[1]):
+                stats = _row_statistics(weights[index, head], visible, kind != "cross")
+                rows.append({"attention": kind, "layer": layer + 1, "head": head + 1, **stats})
+    if not rows:
+        raise ValueError("maps: no attention maps to measure")
+    return rows
+
+
+def norm_placement_scales(
+    norm_first: bool, n_layers: int = 24, d_model: int = 64, n_heads: int = 4, d_ff: int = 256,
+    seq_len: int = 16, batch: int = 8, seed: int = 0, n_seeds: int = 8,
+) -> dict[str, list[float]]:
+    """Run a random batch through a freshly initialised ``Encoder`` of ``n_layers`` layers (dropout
+    off), back-propagate a fixed random projection of its output, and return per layer the
+    root-mean-square of the layer's output (``"activation"``) and the norm of the gradient of
+    all the layer's weights (``"gradient"``), as Xiong et al. (2020) compare them.
+
+    Each figure is the mean over ``n_seeds`` initialisations (seeds ``seed``, ``seed + 1``, ...):
+    one random draw can hide the trend (the top-to-bottom gradient ratio of a post-norm stack
+    ranges from about 1 to 3.5 over eight seeds), the mean shows it."""
+    check_positive_int("n_layers", n_layers)
+    check_positive_int("n_seeds", n_seeds)
+    totals = {"activation": [0.0] * n_layers, "gradient": [0.0] * n_layers}
+    for run in range(seed, seed + n_seeds):
+        torch.manual_seed(run)
+        encoder = Encoder(EncoderLayer(d_model, n_heads, d_ff, dropout=0.0, norm_first=norm_first), n_layers)
+        for p in encoder.parameters():  # independent weights per layer, as in a freshly built model
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+        h = torch.randn(batch, seq_len, d_model)
+        for i, layer in enumerate(encoder.layers):
+            h = layer(h)
+            totals["activation"][i] += float(h.detach().pow(2).mean().sqrt()) / n_seeds
+        final = h if encoder.final_norm is None else encoder.final_norm(h)
+        # A fixed random direction: a plain .sum() would be constant after a LayerNorm (zero gradient).
+        (final * torch.randn(final.shape)).sum().backward()
+        for i, layer in enumerate(encoder.layers):
+            grad = torch.cat([p.grad.flatten() for p in layer.parameters() if p.dim() > 1])
+            totals["gradient"][i] += float(grad.norm()) / n_seeds
+    return totals

@@ -6,7 +6,8 @@
 * ``EncoderOnlyTransformer``: a BERT-style model, the encoder stack alone, with a
   head that predicts a token at every position (masked-language modelling).
 * ``count_parameters`` and ``parameter_count``: the size of a model, or of the
-  ``Transformer`` a config describes.
+  ``Transformer`` a config describes; ``parameter_breakdown`` splits that count by component
+  (chapter 6; ``figures.models.parameter_breakdown_figure`` draws it).
 """
 
 from __future__ import annotations
@@ -193,3 +194,48 @@ def parameter_count(config: TransformerConfig) -> int:
     allocating them (the model is built on PyTorch's "meta" device)."""
     with torch.device("meta"):
         return count_parameters(Transformer(config))
+
+
+COMPONENTS = (
+    "embeddings",
+    "encoder self-attention",
+    "encoder feed-forward",
+    "encoder layer norms",
+    "decoder self-attention",
+    "decoder cross-attention",
+    "decoder feed-forward",
+    "decoder layer norms",
+    "output projection",
+)
+
+
+def _component(name: str) -> str:
+    """The part of the model a parameter name (from ``named_parameters``) belongs to."""
+    if name.startswith(("src_embed.", "tgt_embed.")):
+        return "embeddings"
+    if name.startswith("generator."):
+        return "output projection"
+    side = "encoder" if name.startswith("encoder.") else "decoder"
+    if ".self_attn." in name:
+        return f"{side} self-attention"
+    if ".cross_attn." in name:
+        return f"{side} cross-attention"
+    if ".feed_forward." in name:
+        return f"{side} feed-forward"
+    return f"{side} layer norms"  # the residuals' norms and a pre-norm stack's final norm
+
+
+def parameter_breakdown(config: TransformerConfig) -> dict[str, int]:
+    """Parameters of each component of ``Transformer(config)``, in the order of ``COMPONENTS``.
+
+    A matrix shared by several parts (section 3.4's tied embeddings) is counted once, under
+    the first part that holds it (``named_parameters`` yields a shared tensor once), so the
+    values add up to ``models.parameter_count``'s total."""
+    if not isinstance(config, TransformerConfig):
+        raise TypeError(f"config: expected a TransformerConfig, got {type(config).__name__}")
+    with torch.device("meta"):
+        model = Transformer(config)
+    counts = dict.fromkeys(COMPONENTS, 0)
+    for name, parameter in model.named_parameters():
+        counts[_component(name)] += parameter.numel()
+    return counts

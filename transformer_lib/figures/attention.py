@@ -4,7 +4,7 @@
   maps that ``capture.capture_attention`` reads out of a model: one head, every head, or any
   layer and head chosen with dropdowns that work in the static book (no kernel needed);
 * ``mask_figure`` draws a mask as a table; ``scaling_figure`` what the sqrt(d_k) scaling
-  changes; ``head_statistics`` measures how focused each head is.
+  changes. (How focused each head is, a measurement, is ``analysis.head_statistics``.)
 
 All return plotly figures in the book's template; display them with ``figures.display.show``.
 """
@@ -17,11 +17,9 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-import torch
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from ..attention import causal_mask
 from ..capture import AttentionMaps
 from ..validation import check_choice, check_index
 from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
@@ -337,55 +335,6 @@ def scaling_figure(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequ
         yaxis=dict(title=dict(text=names[0]), type="log" if names[0] in log_y else "linear"),
     )
     return fig
-
-
-def _row_statistics(weights: Tensor, visible: Tensor, self_attention: bool) -> dict[str, float]:
-    """Averages over the query rows of one head's (T_q, T_k) weights that see more than one key."""
-    n_visible = visible.sum(dim=-1).double()  # (T_q,)
-    rows = n_visible > 1
-    w = weights.double()
-    entropy = -(w * w.clamp_min(1e-30).log()).sum(dim=-1)  # 0 log 0 = 0
-    result = {"entropy": (entropy[rows] / n_visible[rows].log()).mean().item(),
-              "max weight": w.max(dim=-1).values[rows].mean().item()}
-    if self_attention:
-        positions = torch.arange(w.shape[0])
-        result["own"] = w[positions, positions][rows].mean().item()
-        previous = torch.cat([torch.zeros(1, dtype=w.dtype), w[positions[1:], positions[1:] - 1]])
-        result["previous"] = previous[rows].mean().item()
-    else:
-        result["own"] = result["previous"] = float("nan")
-    return result
-
-
-def head_statistics(maps: AttentionMaps, index: int = 0) -> list[dict[str, object]]:
-    """How focused each head of each layer is, for batch row ``index`` of ``maps``.
-
-    One dict per (attention kind, layer, head), averaged over the query rows that may see more
-    than one key (with a causal mask, the first row sees only itself):
-
-    * ``entropy``: of the row's weights, as a fraction of log(visible keys), the entropy of a
-      uniform row (0 = all weight on one key, 1 = spread evenly);
-    * ``max weight``: the largest weight of the row;
-    * ``own`` and ``previous``: in self-attention, the weight on the query's own position and on
-      the position before it (NaN in cross-attention, where queries and keys are different tokens).
-
-    Padding is not removed: pass one unpadded sentence per call.
-    """
-    if not isinstance(maps, AttentionMaps):
-        raise TypeError(f"maps: expected transformer_lib.capture.AttentionMaps, got {type(maps).__name__}")
-    rows = []
-    for kind in ("encoder_self", "decoder_self", "cross"):
-        for layer, weights in enumerate(getattr(maps, kind)):  # (B, h, T_q, T_k)
-            if not 0 <= index < weights.shape[0]:
-                raise ValueError(f"index: expected a batch row in [0, {weights.shape[0]}), got {index}")
-            n_q, n_k = weights.shape[-2:]
-            visible = causal_mask(n_q, n_k) if kind == "decoder_self" else torch.ones(n_q, n_k, dtype=torch.bool)
-            for head in range(weights.shape[1]):
-                stats = _row_statistics(weights[index, head], visible, kind != "cross")
-                rows.append({"attention": kind, "layer": layer + 1, "head": head + 1, **stats})
-    if not rows:
-        raise ValueError("maps: no attention maps to measure")
-    return rows
 
 
 def weights_side_by_side_figure(weights: Mapping[str, Tensor], queries: Sequence[str], keys: Sequence[str],

@@ -1,11 +1,9 @@
 """Figures of chapter 6: where a Transformer's parameters live, and how norms scale through depth.
 
-``parameter_breakdown`` counts the parameters of each part of the encoder-decoder
-``Transformer`` (built on PyTorch's "meta" device, so even ``big`` costs no memory);
-``parameter_breakdown_figure`` draws them as bars with a menu over presets.
-``norm_placement_scales`` measures, layer by layer, the size of the activations and of
-the gradients in a deep encoder stack, for the post-norm and the pre-norm placement;
-``norm_placement_figure`` draws the result. ``ablation_figure`` draws the training curves of
+``parameter_breakdown_figure`` draws ``models.parameter_breakdown`` (the parameters of each part
+of the encoder-decoder) as bars with a menu over presets. ``norm_placement_figure`` draws
+``analysis.norm_placement_scales`` (activations and gradients, layer by layer, of a deep encoder
+stack, post-norm against pre-norm). ``ablation_figure`` draws the training curves of
 ``pretrained.ablations``: the book's model and its variants without residual connections, with one
 layer, without dropout.
 """
@@ -15,59 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import plotly.graph_objects as go
-import torch
-from torch import nn
 
-from ..config import PRESETS, TransformerConfig
-from ..encoder import Encoder, EncoderLayer
-from ..models import Transformer
+from ..analysis import norm_placement_scales
+from ..config import PRESETS
+from ..models import COMPONENTS, parameter_breakdown
 from ..validation import check_positive_int
 from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
 from .training import moving_average
-
-COMPONENTS = (
-    "embeddings",
-    "encoder self-attention",
-    "encoder feed-forward",
-    "encoder layer norms",
-    "decoder self-attention",
-    "decoder cross-attention",
-    "decoder feed-forward",
-    "decoder layer norms",
-    "output projection",
-)
-
-
-def _component(name: str) -> str:
-    """The part of the model a parameter name (from ``named_parameters``) belongs to."""
-    if name.startswith(("src_embed.", "tgt_embed.")):
-        return "embeddings"
-    if name.startswith("generator."):
-        return "output projection"
-    side = "encoder" if name.startswith("encoder.") else "decoder"
-    if ".self_attn." in name:
-        return f"{side} self-attention"
-    if ".cross_attn." in name:
-        return f"{side} cross-attention"
-    if ".feed_forward." in name:
-        return f"{side} feed-forward"
-    return f"{side} layer norms"  # the residuals' norms and a pre-norm stack's final norm
-
-
-def parameter_breakdown(config: TransformerConfig) -> dict[str, int]:
-    """Parameters of each component of ``Transformer(config)``, in the order of ``COMPONENTS``.
-
-    A matrix shared by several parts (section 3.4's tied embeddings) is counted once, under
-    the first part that holds it (``named_parameters`` yields a shared tensor once), so the
-    values add up to ``models.parameter_count``'s total."""
-    if not isinstance(config, TransformerConfig):
-        raise TypeError(f"config: expected a TransformerConfig, got {type(config).__name__}")
-    with torch.device("meta"):
-        model = Transformer(config)
-    counts = dict.fromkeys(COMPONENTS, 0)
-    for name, parameter in model.named_parameters():
-        counts[_component(name)] += parameter.numel()
-    return counts
 
 
 def _millions(n: int) -> str:
@@ -110,40 +62,6 @@ def parameter_breakdown_figure(presets: Sequence[str] = ("small", "base", "big")
                           yanchor="top", showactive=True, active=0)],
     )
     return fig
-
-
-def norm_placement_scales(
-    norm_first: bool, n_layers: int = 24, d_model: int = 64, n_heads: int = 4, d_ff: int = 256,
-    seq_len: int = 16, batch: int = 8, seed: int = 0, n_seeds: int = 8,
-) -> dict[str, list[float]]:
-    """Run a random batch through a freshly initialised ``Encoder`` of ``n_layers`` layers (dropout
-    off), back-propagate a fixed random projection of its output, and return per layer the
-    root-mean-square of the layer's output (``"activation"``) and the norm of the gradient of
-    all the layer's weights (``"gradient"``), as Xiong et al. (2020) compare them.
-
-    Each figure is the mean over ``n_seeds`` initialisations (seeds ``seed``, ``seed + 1``, ...):
-    one random draw can hide the trend (the top-to-bottom gradient ratio of a post-norm stack
-    ranges from about 1 to 3.5 over eight seeds), the mean shows it."""
-    check_positive_int("n_layers", n_layers)
-    check_positive_int("n_seeds", n_seeds)
-    totals = {"activation": [0.0] * n_layers, "gradient": [0.0] * n_layers}
-    for run in range(seed, seed + n_seeds):
-        torch.manual_seed(run)
-        encoder = Encoder(EncoderLayer(d_model, n_heads, d_ff, dropout=0.0, norm_first=norm_first), n_layers)
-        for p in encoder.parameters():  # independent weights per layer, as in a freshly built model
-            if p.dim() > 1:
-                nn.init.xavier_uniform_(p)
-        h = torch.randn(batch, seq_len, d_model)
-        for i, layer in enumerate(encoder.layers):
-            h = layer(h)
-            totals["activation"][i] += float(h.detach().pow(2).mean().sqrt()) / n_seeds
-        final = h if encoder.final_norm is None else encoder.final_norm(h)
-        # A fixed random direction: a plain .sum() would be constant after a LayerNorm (zero gradient).
-        (final * torch.randn(final.shape)).sum().backward()
-        for i, layer in enumerate(encoder.layers):
-            grad = torch.cat([p.grad.flatten() for p in layer.parameters() if p.dim() > 1])
-            totals["gradient"][i] += float(grad.norm()) / n_seeds
-    return totals
 
 
 def norm_placement_figure(n_layers: int = 24, **kwargs: object) -> go.Figure:
