@@ -70,7 +70,7 @@ def test_translate_batch_equals_one_sentence_at_a_time_in_input_order():
 
 
 def test_evaluate_translation_scores_what_the_model_says():
-    model = tiny_model(8)
+    model = tiny_model(5)  # a seed whose outputs all have words: an empty reference is refused
     sources = ["s0 s1 s2", "s3 s4 s5 s6", "s7"]
     outputs = translate_batch(model, sources, SRC_VOCAB, TGT_VOCAB)
     pairs = [(sources[0], outputs[0]), (sources[1], outputs[1]), (sources[2], outputs[2] + " t0 t1 t2")]
@@ -117,3 +117,30 @@ def test_compare_decodings_counts_disagreements_and_exact_matches():
         compare_decodings(first, EvaluationResult(0.0, 0.0, ["a", "b", "c", "e"], first.hypotheses, refs))
     with pytest.raises(TypeError, match="EvaluationResult"):
         compare_decodings(first, None)
+
+
+@pytest.mark.parametrize(
+    ("pairs", "error", "message"),
+    [
+        (5, TypeError, "pairs: expected a list of (source, target) pairs of strings, got int 5"),
+        ("s1 s2", TypeError, "pairs: expected a list of (source, target) pairs of strings, got"),
+        ([], ValueError, "pairs: expected a non-empty list of (source, target) pairs, got an empty one"),
+        ([("s1", "t1"), ("s1",)], TypeError, "pairs[1]: expected a (source, target) pair of strings"),
+        ([("s1", 3)], TypeError, "pairs[0]: expected a (source, target) pair of strings"),
+        ([("s1", "t1"), ("s1", " ")], ValueError, "pairs[1]: expected a non-empty source and target"),
+        ([("", "t1")], ValueError, "pairs[0]: expected a non-empty source and target"),
+    ],
+)
+def test_every_reader_of_pairs_gives_the_same_error(pairs, error, message):
+    from transformer_lib.corpus import split_by_length
+    from transformer_lib.tokenization import make_batches
+
+    callers = {
+        "evaluate_translation": lambda: evaluate_translation(tiny_model(0), pairs, SRC_VOCAB, TGT_VOCAB),
+        "make_batches": lambda: make_batches(pairs, SRC_VOCAB, TGT_VOCAB, 2),
+        "split_by_length": lambda: split_by_length(pairs, (1, 16)),
+    }
+    for name, call in callers.items():
+        with pytest.raises(error) as raised:
+            call()
+        assert str(raised.value).startswith(message), (name, str(raised.value))

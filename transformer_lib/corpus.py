@@ -57,7 +57,7 @@ from .grammar import (
     render,
 )
 from .lexicon import ADJECTIVES, DETERMINERS, NOUNS, PREPOSITIONS, PRONOUNS, VERBS, Adjective, Noun, Preposition, Verb
-from .validation import check_edges, check_int
+from .validation import check_edges, check_int, check_pairs
 
 __all__ = [
     "ADJECTIVES", "Adjective", "Corpus", "DEFAULT_HELD_OUT", "DETERMINERS", "MAX_NOVEL_PER_COMBINATION",
@@ -185,7 +185,7 @@ def split_by_length(
     """
     edges = check_edges("edges", edges)
     buckets: dict[tuple[int, int], list[Pair]] = {(a, b): [] for a, b in zip(edges, edges[1:], strict=False)}
-    for i, pair in enumerate(_check_pairs(pairs)):
+    for i, pair in enumerate(check_pairs("pairs", pairs)):
         length = len(pair[0].split())
         if not edges[0] <= length < edges[-1]:
             raise ValueError(
@@ -196,15 +196,6 @@ def split_by_length(
                 buckets[(lo, hi)].append(pair)
                 break
     return buckets
-
-
-def _check_pairs(pairs: object, name: str = "pairs") -> Sequence[Pair]:
-    if isinstance(pairs, str) or not isinstance(pairs, Sequence):
-        raise TypeError(f"{name}: expected a list of (source, target) string pairs, got {type(pairs).__name__}")
-    for i, pair in enumerate(pairs):
-        if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)):
-            raise TypeError(f"{name}[{i}]: expected a (source, target) pair of strings, got {pair!r}")
-    return pairs
 
 
 def iter_rule_examples() -> Iterator[tuple[str, Sentence]]:

@@ -28,6 +28,7 @@ from .validation import (
     check_id_dtype,
     check_instance,
     check_int,
+    check_pairs,
     check_positive_int,
     check_sentence,
     check_token_list,
@@ -400,19 +401,6 @@ class Batch:
         return Batch(self.src.to(device), self.tgt_in.to(device), self.tgt_out.to(device), self.pad_id)
 
 
-def _check_pairs(pairs: object) -> Sequence[tuple[str, str]]:
-    if isinstance(pairs, str) or not isinstance(pairs, Sequence):
-        raise TypeError(f"pairs: expected a list of (source, target) string pairs, got {type(pairs).__name__}")
-    if len(pairs) == 0:
-        raise ValueError("pairs: expected at least one (source, target) pair, got an empty list")
-    for i, pair in enumerate(pairs):
-        if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)):
-            raise TypeError(f"pairs[{i}]: expected a (source, target) pair of strings, got {pair!r:.80}")
-        if not pair[0].split() or not pair[1].split():
-            raise ValueError(f"pairs[{i}]: expected non-empty source and target, got {pair!r}")
-    return pairs
-
-
 def _check_vocab(name: str, vocab: object) -> Vocab:
     return check_instance(name, vocab, Vocab, "a Vocab")
 
@@ -421,7 +409,7 @@ def encode_pairs(
     pairs: Sequence[tuple[str, str]], src_vocab: Vocab, tgt_vocab: Vocab
 ) -> list[tuple[list[int], list[int]]]:
     """(source ids, target ids) for each pair, without specials."""
-    _check_pairs(pairs)
+    pairs = check_pairs("pairs", pairs)
     _check_vocab("src_vocab", src_vocab)
     _check_vocab("tgt_vocab", tgt_vocab)
     return [(src_vocab.encode(src), tgt_vocab.encode(tgt)) for src, tgt in pairs]

@@ -69,10 +69,6 @@ def check_positive_int(name: str, value: object) -> int:
     return check_int(name, value, minimum=1)
 
 
-def check_optional_int(name: str, value: object, minimum: int | None = None) -> int | None:
-    return None if value is None else check_int(name, value, minimum)
-
-
 def check_number(
     name: str, value: object, *, positive: bool = False, minimum: float | None = None, allow_inf: bool = False
 ) -> float:
@@ -193,12 +189,21 @@ def check_token_list(name: str, tokens: object, item: str = "token") -> list[str
 
 
 def check_pairs(name: str, pairs: object) -> list[tuple[str, str]]:
-    """A non-empty sequence of (source, target) pairs of strings."""
-    if isinstance(pairs, str) or not isinstance(pairs, Sequence) or not pairs:
-        raise ValueError(f"{name}: expected a non-empty list of (source, target) pairs, got {pairs!r:.60}")
+    """A non-empty list of (source, target) sentence pairs: the one check of every function that
+    reads a parallel corpus (batching, bucketing, evaluation).
+
+    TypeError for anything but a sequence (a str is not one) or an element that is not a pair of
+    strings; ValueError for an empty list, or a source or target without a word (empty or blank):
+    such a pair has nothing to translate or to learn, so it is an error, not skipped."""
+    if isinstance(pairs, str) or not isinstance(pairs, Sequence):
+        raise TypeError(f"{name}: expected a list of (source, target) pairs of strings, got {_describe(pairs)}")
+    if not pairs:
+        raise ValueError(f"{name}: expected a non-empty list of (source, target) pairs, got an empty one")
     for i, pair in enumerate(pairs):
         if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)):
             raise TypeError(f"{name}[{i}]: expected a (source, target) pair of strings, got {pair!r:.80}")
+        if not pair[0].split() or not pair[1].split():
+            raise ValueError(f"{name}[{i}]: expected a non-empty source and target, got {pair!r:.80}")
     return [(s, t) for s, t in pairs]
 
 
