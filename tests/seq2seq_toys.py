@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from types import SimpleNamespace
 
 import torch
@@ -52,17 +51,6 @@ def tiny_config(**changes) -> TransformerConfig:
 def tiny_model(seed: int = 0, **changes) -> Transformer:
     torch.manual_seed(seed)
     return Transformer(tiny_config(**changes)).eval()
-
-
-@contextmanager
-def one_thread():
-    """Tiny models run fastest on one thread, and far faster than on two when other jobs share the cores."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def tiny_book_model(d_model: int) -> TransformerConfig:

@@ -84,8 +84,27 @@ INT_ARGUMENTS = {
 }
 
 
-NONE_ALLOWED = {"causal_mask n_keys", "greedy eos_id", "sample top_k", "loss pad_id", "continuation top_k",
-                "continuation eos_id", "filter top_k"}
+def _same_draws(draw):
+    """``draw(top_k, generator)`` with top_k=None and with top_k = the whole vocabulary, on equal seeds."""
+    return draw(None, torch.Generator().manual_seed(0)) == draw(CONFIG.tgt_vocab_size, torch.Generator().manual_seed(0))
+
+
+# Where None is allowed, what it documents: no limit, never stop early, no padding. Each check
+# compares with the explicit equivalent, so None read as some other value fails.
+NONE_MEANS = {
+    "causal_mask n_keys": lambda: torch.equal(causal_mask(3, None), causal_mask(3, 3)),  # square
+    "greedy eos_id": lambda: all(len(row) == 3 for row in greedy_decode(MODEL, SRC, sos_id=1, eos_id=None, max_len=3)),
+    "sample top_k": lambda: _same_draws(lambda k, g: sample_decode(MODEL, SRC, **IDS, top_k=k, generator=g)),
+    "loss pad_id": lambda: torch.allclose(  # every position counts, the one whose target is 0 too
+        label_smoothed_cross_entropy(LOGITS, torch.tensor([0, 2, 3]), pad_id=None),
+        torch.nn.functional.cross_entropy(LOGITS, torch.tensor([0, 2, 3]), label_smoothing=0.1)),
+    "continuation top_k": lambda: _same_draws(
+        lambda k, g: sample_continuation(LM, PROMPT, max_new_tokens=3, top_k=k, generator=g)),
+    "continuation eos_id": lambda: all(
+        len(row) == 4 for row in sample_continuation(LM, PROMPT, max_new_tokens=4, eos_id=None, temperature=0)),
+    "filter top_k": lambda: torch.equal(filter_logits(LOGITS, top_k=None), LOGITS),
+}
+LOGITS = torch.randn(3, 5, generator=torch.Generator().manual_seed(1))
 
 
 def _vocabs():
@@ -99,8 +118,8 @@ def _vocabs():
 @pytest.mark.parametrize("argument", list(INT_ARGUMENTS))
 def test_a_non_integer_where_an_int_is_expected_is_a_type_error(argument, bad):
     call, name, _ = INT_ARGUMENTS[argument]
-    if bad is None and argument in NONE_ALLOWED:
-        assert call(bad) is not None  # documented: no limit, never stop early, no padding
+    if bad is None and argument in NONE_MEANS:
+        assert NONE_MEANS[argument]()
         return
     raises(TypeError, lambda: call(bad), name)
 
@@ -224,7 +243,11 @@ def test_bad_top_p(call, top_p, error):
 @pytest.mark.parametrize("top_p", [1e-9, 0.5, 1, 1.0])
 def test_top_p_in_its_range_is_accepted(top_p):
     for call in TOP_P_CALLS.values():
-        assert call(top_p) is not None
+        call(top_p)  # no error
+    # and it means what filter_logits documents: 1 keeps every token, a vanishing mass only the best
+    logits = torch.tensor([[2.0, 1.0, 0.5, -1.0]])
+    kept = torch.isfinite(filter_logits(logits, top_p=top_p))
+    assert kept.tolist() == ([[True] * 4] if top_p == 1 else [[True, False, False, False]])  # p(best) = 0.61
 
 
 @pytest.mark.parametrize("kwargs, error, name", [

@@ -96,9 +96,15 @@ def test_a_float64_module_takes_float64_input():
 
 
 def test_autocast_lets_the_module_cast_its_inputs():
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        logits = MODEL(SRC, TGT)
-    assert torch.isfinite(logits.float()).all()
+    with torch.no_grad():
+        reference = MODEL(SRC, TGT)  # float32
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            logits = MODEL(SRC, TGT)
+    assert logits.dtype == torch.bfloat16  # autocast did run the matrix products in bfloat16
+    # bfloat16 keeps 8 bits of mantissa (eps = 2**-8); rounded at every layer, the logits may be off by a
+    # few eps of their scale (a logit near 0 has no relative precision of its own), no more.
+    bfloat16_atol = 4 * 2**-8 * reference.abs().max().item()
+    torch.testing.assert_close(logits.float(), reference, rtol=1.6e-2, atol=bfloat16_atol)
 
 
 # ----------------------------------------------------------------------------- shapes

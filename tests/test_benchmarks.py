@@ -4,7 +4,9 @@
 * the nn.Transformer wrapper, given our weights, computes our function;
 * greedy decoding with the cache gives the tokens of decoding without it;
 * the memory measurement sees the T x T matrices of the explicit path and not of the fused one;
-* the exponent fit recovers a known power law.
+* the exponent fit recovers a known power law;
+* the tables compute their medians, speed-ups and rates from the timer's figures, checked on a
+  scripted timer (so a swapped ratio fails), and ``alternate`` flips the order every round.
 """
 
 from __future__ import annotations
@@ -81,10 +83,32 @@ def test_cached_and_uncached_greedy_decoding_agree():
     assert cached == bench_decoding.decode(model, src, 12, use_cache=False)
 
 
-def test_decoding_budget_table_has_a_row_per_batch_with_identical_outputs():
+def scripted_timer(monkeypatch, seconds):
+    """harness.measure replaced by a script: its n-th call says the timed function took seconds[n]."""
+    script = iter(seconds)
+    monkeypatch.setattr(bench_decoding.harness, "measure", lambda fn, min_run_time: [next(script)])
+    return script
+
+
+def test_decoding_budget_table_has_a_row_per_batch_with_identical_outputs(monkeypatch):
+    # quick: one round per batch, cached timed first; so batch 1 takes 10 ms and 50 ms, batch 2 20 ms and 80 ms
+    script = scripted_timer(monkeypatch, [0.010, 0.050, 0.020, 0.080])
     budget = bench_decoding.run_budget(CPU, quick=True, batches=(1, 2), length=5)
+    assert next(script, None) is None  # every scripted time was read
     assert [row["batch_size"] for row in budget["rows"]] == [1, 2]
-    assert all(row["outputs_identical"] and row["speedup"]["median"] > 0 for row in budget["rows"])
+    assert all(row["outputs_identical"] for row in budget["rows"])
+    assert [row["speedup"]["median"] for row in budget["rows"]] == pytest.approx([5.0, 4.0])  # uncached / cached
+    assert [row["seconds"]["cached"]["median"] for row in budget["rows"]] == [0.010, 0.020]
+    # tokens per second: batch x 5 tokens over the seconds
+    assert budget["rows"][1]["tokens_per_second"]["uncached"]["median"] == pytest.approx(2 * 5 / 0.080)
+
+
+def test_alternate_flips_the_order_every_round(monkeypatch):
+    calls = []
+    monkeypatch.setattr(bench_decoding.harness, "measure", lambda fn, min_run_time: [fn()])
+    times = bench_decoding.harness.alternate({"a": lambda: calls.append("a") or 1.0,
+                                              "b": lambda: calls.append("b") or 2.0}, rounds=3, min_run_time=0)
+    assert calls == ["a", "b", "b", "a", "a", "b"] and times == {"a": [1.0] * 3, "b": [2.0] * 3}
 
 
 def test_peak_bytes_sees_the_score_matrix_of_the_explicit_path_only():
@@ -107,9 +131,9 @@ def test_fit_exponent_recovers_a_power_law():
     assert bench_attention.fit_exponent(lengths, [5.0 * n for n in lengths]) == pytest.approx(1.0)
 
 
-def test_additive_benchmark_times_both_attentions_at_each_length():
+def test_additive_benchmark_times_both_attentions_at_each_length(monkeypatch):
+    scripted_timer(monkeypatch, [0.001, 0.005, 0.002, 0.009])  # quick: one round, dot product timed first
     rows = bench_attention.additive_against_dot_product(CPU, quick=True, d_k=8, lengths=(4, 8))
     assert [row["length"] for row in rows] == [4, 8]
-    for row in rows:
-        assert set(row["seconds"]) == {"dot product", "additive"}
-        assert all(row["seconds"][name]["median"] > 0 for name in row["seconds"])
+    assert [{name: row["seconds"][name]["median"] for name in row["seconds"]} for row in rows] == [
+        {"dot product": 0.001, "additive": 0.005}, {"dot product": 0.002, "additive": 0.009}]

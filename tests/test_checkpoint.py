@@ -9,13 +9,9 @@ from transformer_lib.models import Transformer
 from transformer_lib.rnn import Seq2SeqGRU, Seq2SeqGRUConfig
 from transformer_lib.tokenization import Vocab
 
-from .seq2seq_toys import VOCAB, one_thread, tiny_model
+from .seq2seq_toys import VOCAB, tiny_model
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    with one_thread():
-        yield
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # declared in conftest.py
 
 
 SRC_VOCAB = Vocab([f"s{i}" for i in range(VOCAB - 4)])

@@ -15,13 +15,9 @@ from transformer_lib.decoding import (
 from transformer_lib.greedy_trace import DecodingTrace, trace_greedy
 from transformer_lib.tokenization import Vocab
 
-from .seq2seq_toys import EOS, PAD, SOS, VOCAB, one_thread, tiny_model
+from .seq2seq_toys import EOS, PAD, SOS, VOCAB, tiny_model
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    with one_thread():
-        yield
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # declared in conftest.py
 
 
 class Counter:
@@ -259,8 +255,15 @@ def test_translate_returns_text_tokens_and_unknown_words():
     assert result.tokens == [tgt_vocab.itos[i] for i in ids]
     assert result.text == " ".join(result.tokens) == str(result)
     assert result.unknown_words == ["zebra"]
-    beam = translate(model, "a b c", src_vocab, tgt_vocab, beam_size=3, max_len=6)
-    assert isinstance(beam.text, str)
+    # beam_size > 1 is beam search with translate's alpha: seed 5 gives three different outputs for
+    # greedy, beam with alpha 0.6 and beam with alpha 2 (checked here, so the test keeps its teeth)
+    model, src = tiny_model(5), torch.tensor([[4, 5, 6]])
+    best = beam_search(model, src, sos_id=SOS, eos_id=EOS, max_len=6, beam_size=3, alpha=2.0)[0].tokens
+    others = [greedy_decode(model, src, sos_id=SOS, eos_id=EOS, max_len=6)[0],
+              beam_search(model, src, sos_id=SOS, eos_id=EOS, max_len=6, beam_size=3, alpha=0.6)[0].tokens]
+    assert best not in others and others[0] != others[1]
+    beam = translate(model, "a b c", src_vocab, tgt_vocab, beam_size=3, alpha=2.0, max_len=6)
+    assert beam.ids == best and beam.tokens == [tgt_vocab.itos[i] for i in best]
     with pytest.raises(ValueError, match="sentence: expected at least one token"):
         translate(model, "   ", src_vocab, tgt_vocab)
     with pytest.raises(TypeError, match="sentence: expected a str"):

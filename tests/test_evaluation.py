@@ -13,13 +13,9 @@ from transformer_lib.evaluation import (
 )
 from transformer_lib.tokenization import Vocab
 
-from .seq2seq_toys import VOCAB, one_thread, tiny_model
+from .seq2seq_toys import VOCAB, tiny_model
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    with one_thread():
-        yield
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # declared in conftest.py
 
 
 def test_exact_match_counts_identical_sentences():

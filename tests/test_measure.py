@@ -8,10 +8,27 @@ import torch
 from transformer_lib.measure import OperationCounter, best_time
 
 
-def test_best_time_is_the_shortest_of_the_calls():
-    calls = []
-    seconds = best_time(lambda: calls.append(1), repeats=4)
-    assert len(calls) == 4 and 0 <= seconds < 1
+class FakeClock:
+    """Stands in for time.perf_counter: each call of ``work`` takes the next scripted duration."""
+
+    def __init__(self, durations: list[float]) -> None:
+        self.now, self.durations = 100.0, list(durations)
+
+    def perf_counter(self) -> float:
+        return self.now
+
+    def work(self) -> None:
+        self.now += self.durations.pop(0)
+
+
+def test_best_time_is_the_shortest_of_the_calls(monkeypatch):
+    clock = FakeClock([0.5, 0.25, 0.875, 0.375])
+    monkeypatch.setattr("transformer_lib.measure.time.perf_counter", clock.perf_counter)
+    assert best_time(clock.work, repeats=4) == 0.25  # the second call's, not the first, last or mean
+    assert clock.durations == []  # called exactly ``repeats`` times
+
+
+def test_best_time_checks_its_arguments():
     with pytest.raises(TypeError, match="fn"):
         best_time(3)
     with pytest.raises(ValueError, match="repeats"):

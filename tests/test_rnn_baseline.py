@@ -10,13 +10,9 @@ from transformer_lib.rnn import GRUDecoderState, Seq2SeqGRU, Seq2SeqGRUAttention
 from transformer_lib.training import train
 
 from .bad_input import raises
-from .seq2seq_toys import EOS, PAD, SOS, VOCAB, one_thread, reverse_pairs, to_batches
+from .seq2seq_toys import EOS, PAD, SOS, VOCAB, reverse_pairs, to_batches
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    with one_thread():
-        yield
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # declared in conftest.py
 
 
 def gru(seed: int = 0, model_class: type[Seq2SeqGRU] = Seq2SeqGRU, **changes) -> Seq2SeqGRU:

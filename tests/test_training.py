@@ -15,13 +15,9 @@ from transformer_lib.training import (
     warmup_scheduler,
 )
 
-from .seq2seq_toys import EOS, SOS, one_thread, reverse_pairs, tiny_book_model, tiny_model, to_batches
+from .seq2seq_toys import EOS, SOS, reverse_pairs, tiny_book_model, tiny_model, to_batches
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    with one_thread():
-        yield
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # declared in conftest.py
 
 
 # ---------------------------------------------------------------- label smoothing
