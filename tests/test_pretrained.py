@@ -15,7 +15,7 @@ import torch
 
 from transformer_lib.checkpoint import CheckpointError
 from transformer_lib.corpus import make_corpus
-from transformer_lib.evaluation import evaluate_translation
+from transformer_lib.evaluation import EvaluationResult, evaluate_translation
 from transformer_lib.models import Transformer
 from transformer_lib.pretrained import (
     BOOK_RECIPE,
@@ -213,17 +213,23 @@ def test_write_then_load_round_trip_and_bad_extra(tmp_path):
         load_shipped("tiny", tmp_path, dtype=torch.float16)
 
 
-def test_training_to_the_target_stops_there():
+def test_training_to_the_target_stops_there(monkeypatch):
     corpus = make_corpus(0, n_pairs=60, novel_per_combination=1)
-    small = BookRecipe(model=tiny_book_model(16), batch_size=16, target_exact_match=0.0)
-    model, src_vocab, tgt_vocab, history = train_book_model(steps=50, stop_at_target=True, eval_every=5, recipe=small,
-                                                            corpus=corpus, progress=False)
-    assert history.stop_reason == "callback" and history.steps[-1] == 5  # a target of 0 is met at the first check
-    # the one evaluation is the returned model's (trained 5 steps, no more) on the validation split
-    valid = evaluate_translation(model, corpus.valid, src_vocab, tgt_vocab)
-    assert len(history.evaluations) == 1
-    assert history.evaluations[0]["valid_exact_match"] == valid.exact_match
-    assert history.evaluations[0]["valid_bleu"] == valid.bleu
+    small = BookRecipe(model=tiny_book_model(16), batch_size=16, target_exact_match=0.5)
+    # A tiny model scores 0 whatever happens, so the validation scores are scripted: the target is
+    # reached at the third check (step 15), and training must stop there, not before, not after.
+    scores, judged = iter([0.2, 0.4, 0.6, 0.8]), []
+
+    def scripted(model, pairs, src_vocab, tgt_vocab):
+        judged.append(pairs)
+        return EvaluationResult(next(scores), 10.0, [], [], [])
+
+    monkeypatch.setattr(recipe_module, "evaluate_translation", scripted)
+    _, _, _, history = train_book_model(steps=50, stop_at_target=True, eval_every=5, recipe=small, corpus=corpus,
+                                        progress=False)
+    assert history.stop_reason == "callback" and history.steps[-1] == 15
+    assert [e["valid_exact_match"] for e in history.evaluations] == [0.2, 0.4, 0.6]
+    assert len(judged) == 3 and all(pairs == corpus.valid for pairs in judged)  # judged on the validation split, never the test
     with pytest.raises(ValueError, match="evaluate: stop_at_target=True"):
         train_book_model(steps=1, stop_at_target=True, evaluate=lambda m: {}, recipe=small, corpus=corpus,
                          progress=False)
