@@ -229,7 +229,7 @@ def test_training_to_the_target_stops_there(monkeypatch):
                                         progress=False)
     assert history.stop_reason == "callback" and history.steps[-1] == 15
     assert [e["valid_exact_match"] for e in history.evaluations] == [0.2, 0.4, 0.6]
-    assert len(judged) == 3 and all(pairs == corpus.valid for pairs in judged)  # judged on the validation split, never the test
+    assert len(judged) == 3 and all(pairs == corpus.valid for pairs in judged)  # the validation split, never the test
     with pytest.raises(ValueError, match="evaluate: stop_at_target=True"):
         train_book_model(steps=1, stop_at_target=True, evaluate=lambda m: {}, recipe=small, corpus=corpus,
                          progress=False)
