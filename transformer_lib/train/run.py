@@ -59,7 +59,9 @@ def save(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, s
         processes)
     if processes.rank != 0:
         return
-    plain = Transformer(model.config if hasattr(model, "config") else model.module.config)
+    # Building a model draws random numbers: draw them aside, or a resumed run's dropout would differ.
+    with torch.random.fork_rng(devices=[]):
+        plain = Transformer(model.config if hasattr(model, "config") else model.module.config)
     plain.load_state_dict(weights)
     epoch, position = divmod(step, n_batches)
     training = {"step": step, "epoch": epoch, "batch_in_epoch": position, "world_size": processes.world_size,
