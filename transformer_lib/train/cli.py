@@ -58,7 +58,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--batch-size", type=_positive(int), default=64,
                    help="sentence pairs per step, all processes together (default 64)")
     p.add_argument("--seed", type=int, default=0, help="initial weights, batch order, dropout (default 0)")
-    p.add_argument("--out", help="folder for checkpoint.pt and vocab.json (default: the --resume folder)")
+    p.add_argument("--out", metavar="DIR",
+                   help="folder for checkpoint.pt and vocab.json (default: the --resume folder)")
     p.add_argument("--resume", metavar="DIR", help="go on from DIR/checkpoint.pt, to --steps in all")
     p.add_argument("--strategy", choices=STRATEGIES, default="ddp", help="with several processes (default ddp)")
     p.add_argument("--device", help="cpu, cuda, cuda:1... (default: this process's GPU if any, else cpu)")
