@@ -45,14 +45,18 @@ def _torchrun(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """One process, then DDP and FSDP2 on 2 processes, all on the same global batches; and an
-    uninterrupted 2-process DDP run with dropout for the resume test."""
+    """One process, then DDP and FSDP2 on 2 processes, all on the same global batches; an
+    uninterrupted 2-process DDP run with dropout for the resume test; FSDP2 for 6 steps, and
+    resumed from its 4-step run to 6 steps."""
     root = tmp_path_factory.mktemp("runs")
-    folders = {name: root / name for name in ("one", "ddp", "fsdp", "dropout")}
+    folders = {name: root / name for name in ("one", "ddp", "fsdp", "dropout", "fsdp6", "fsdp_resumed")}
     assert main([*EXACT, "--dropout", "0", "--out", str(folders["one"])]) == 0
     runs = [(_port(), [*EXACT, "--dropout", "0", "--strategy", "ddp", "--out", str(folders["ddp"])]),
             (_port(), [*EXACT, "--dropout", "0", "--strategy", "fsdp", "--out", str(folders["fsdp"])]),
-            (_port(), [*EXACT, "--steps", "6", "--dropout", "0.2", "--out", str(folders["dropout"])])]
+            (_port(), [*EXACT, "--steps", "6", "--dropout", "0.2", "--out", str(folders["dropout"])]),
+            (_port(), [*EXACT, "--steps", "6", "--dropout", "0", "--strategy", "fsdp", "--out", str(folders["fsdp6"])]),
+            (_port(), [*EXACT, "--steps", "6", "--dropout", "0", "--strategy", "fsdp", "--resume", str(folders["fsdp"]),
+                       "--out", str(folders["fsdp_resumed"])])]
     mp.start_processes(worker, args=(2, runs), nprocs=2, start_method="spawn", join=True)
     return folders
 
@@ -99,6 +103,13 @@ def test_one_rank_failing_stops_the_run_fast_with_its_rank_named_and_a_resume_en
     after, uninterrupted = _weights(tmp_path), _weights(runs["dropout"])
     assert all(torch.equal(after[key], uninterrupted[key]) for key in after)  # dropout's masks included
     assert _training_state(tmp_path)["step"] == 6
+
+
+def test_fsdp_resumed_from_its_sharded_checkpoint_ends_as_an_uninterrupted_run(runs):
+    assert _training_state(runs["fsdp"])["step"] == 4
+    resumed, uninterrupted = _weights(runs["fsdp_resumed"]), _weights(runs["fsdp6"])
+    assert all(torch.equal(resumed[key], uninterrupted[key]) for key in resumed)
+    assert not all(torch.equal(resumed[key], _weights(runs["fsdp"])[key]) for key in resumed)  # 2 more steps
 
 
 def _error_line(capsys, argv: list[str]) -> str:

@@ -147,7 +147,7 @@ def _run(args: argparse.Namespace, processes: distributed.Processes) -> None:
             elapsed = time.perf_counter() - started
             if processes.rank == 0:
                 print(f"step {done}/{args.steps} | loss {loss:.4f} | {tokens / elapsed:,.0f} tokens/s | "
-                      f"{(done - start) / elapsed:.2f} steps/s | {elapsed:.1f} s", flush=True)
+                      f"{(done - start) / elapsed:.2f} steps/s | {elapsed:.2f} s", flush=True)
         if done % args.save_every == 0 or done == args.steps:
             save(out / CHECKPOINT, wrapped, optimizer, scheduler, done, data, len(batches), args, processes)
     if processes.rank == 0:
