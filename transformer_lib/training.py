@@ -100,8 +100,9 @@ def label_smoothed_cross_entropy(
         raise ValueError(f"target: class ids must lie in [0, {n_classes}), got values in "
                          f"[{int(target.min())}, {int(target.max())}]")
 
-    # float16/bfloat16 logits are read in float32; float64 stays float64 (the distributed tests use it)
-    log_probs = (logits if logits.dtype == torch.float64 else logits.float()).log_softmax(dim=-1)  # (..., V)
+    # Half-precision logits are read in float32; float64 stays float64 (the distributed tests compare in it).
+    logits = logits if logits.dtype == torch.float64 else logits.float()
+    log_probs = logits.log_softmax(dim=-1)  # (..., V)
     nll = -log_probs.gather(-1, target.unsqueeze(-1)).squeeze(-1)  # (...): -log p(y)
     uniform = -log_probs.mean(dim=-1)  # (...): mean over the V classes of -log p(k)
     # Without smoothing, the uniform term is left out rather than multiplied by 0: a -inf logit
