@@ -13,7 +13,7 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 
-from transformer_lib.train.cli import main
+from transformer_lib.train.cli import main, parse
 
 from .distributed_helpers import worker
 
@@ -77,7 +77,7 @@ def _weights_at_start() -> dict[str, torch.Tensor]:
     from transformer_lib.train.data import generated_text
     from transformer_lib.train.run import build_model
 
-    args = main.__globals__["parse"]([*EXACT, "--dropout", "0", "--out", "unused"])
+    args = parse([*EXACT, "--dropout", "0", "--out", "unused"])
     torch.set_default_dtype(torch.float64)
     try:
         return build_model(args, len(generated_text(args.seed, args.pairs).vocab)).state_dict()
