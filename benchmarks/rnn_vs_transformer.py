@@ -1,6 +1,6 @@
 """The RNN chapter's claim, measured: without attention, accuracy falls as sentences grow.
 
-Trains the GRU encoder-decoder (``pretrained.train_book_rnn``) and the book's Transformer
+Trains the GRU encoder-decoder (``pretrained.train_book_model(architecture="gru")``) and the book's Transformer
 (``pretrained.train_book_model``) on the same corpus, batches, loss and schedule, for the
 same training time, then prints exact match and BLEU on the test split by source length.
 
@@ -18,7 +18,7 @@ import torch
 
 from transformer_lib.evaluation import evaluate_translation
 from transformer_lib.models import count_parameters
-from transformer_lib.pretrained import BOOK_RECIPE, book_corpus, train_book_model, train_book_rnn
+from transformer_lib.pretrained import BOOK_RECIPE, book_corpus, train_book_model
 
 
 def main() -> None:
@@ -32,8 +32,9 @@ def main() -> None:
     corpus = book_corpus()
     recipe = dataclasses.replace(BOOK_RECIPE, rnn_hidden_size=args.hidden)
     results = {}
-    for name, train in (("GRU", train_book_rnn), ("Transformer", train_book_model)):
-        model, src_vocab, tgt_vocab, history = train(args.budget, recipe=recipe, corpus=corpus, progress=False)
+    for name, architecture in (("GRU", "gru"), ("Transformer", "transformer")):
+        model, src_vocab, tgt_vocab, history = train_book_model(args.budget, recipe=recipe, corpus=corpus,
+                                                                architecture=architecture, progress=False)
         result = evaluate_translation(model, corpus.test, src_vocab, tgt_vocab)
         results[name] = result
         print(f"{name}: {count_parameters(model):,} parameters, {history.steps[-1]} steps in "

@@ -7,10 +7,13 @@ import torch.nn.functional as F
 from transformer_lib.decoding import greedy_decode
 from transformer_lib.training import (
     StepReport,
+    TrainingOptions,
     label_smoothed_cross_entropy,
     paper_adam,
     pick_device,
+    schedule_for,
     train,
+    training_step,
     transformer_lr,
     warmup_scheduler,
 )
@@ -280,3 +283,33 @@ def test_book_rnn_trains_under_the_same_conditions():
     assert isinstance(rnn, Seq2SeqGRU) and rnn.config.hidden_size == 24 and rnn.config.d_model == 16
     assert (src_vocab, tgt_vocab) == (src_t, tgt_t)
     assert history.lrs == history_t.lrs and history.tokens == history_t.tokens  # same schedule, same batches
+
+
+def test_options_object_and_keywords_train_the_same_weights():
+    batches = to_batches(reverse_pairs(24, seed=3), 8)
+    by_options, by_keywords = tiny_model(0, dropout=0.2), tiny_model(0, dropout=0.2)
+    options = TrainingOptions(steps=4, warmup=2, seed=5, progress=False, device="cpu")
+    first = train(by_options, batches, options)
+    second = train(by_keywords, batches, steps=4, warmup=2, seed=5, progress=False, device="cpu")
+    assert first.losses == second.losses
+    assert all(torch.equal(v, by_keywords.state_dict()[k]) for k, v in by_options.state_dict().items())
+    assert train(tiny_model(0), batches, options, steps=2).steps == [1, 2]  # keywords change the options
+    with pytest.raises(TypeError, match="options: expected a training.TrainingOptions"):
+        train(tiny_model(0), batches, {"steps": 2})
+    with pytest.raises(ValueError, match="give at least one"):
+        TrainingOptions()
+
+
+def test_training_step_with_a_token_total_scales_the_loss_it_divides():
+    """The distributed command divides each process's summed loss by (global tokens / processes):
+    the per-token mean over the global batch after DDP averages the gradients."""
+    batch = to_batches(reverse_pairs(8, seed=2), 8)[0]
+    options = TrainingOptions(steps=1, label_smoothing=0.0, clip_norm=None)
+    grads = []
+    for token_total in (None, lambda tokens: tokens * 2.0):
+        model = tiny_model(0, dropout=0.0)
+        optimizer, scheduler = schedule_for(model, options)
+        result = training_step(model.train(), batch, optimizer, scheduler, options, token_total)
+        grads.append([p.grad.clone() for p in model.parameters() if p.grad is not None])
+        assert result.tokens == int((batch.tgt_out != 0).sum())
+    assert all(torch.allclose(half * 2, full, atol=1e-7) for half, full in zip(grads[1], grads[0], strict=True))

@@ -33,7 +33,6 @@ from transformer_lib.pretrained import (
     french_sentences,
     train_book_lm,
     train_book_model,
-    train_book_rnn,
     write_shipped,
 )
 from transformer_lib.pretrained.shipped import BOOK_LM, BOOK_RNN, BOOK_RNN_ATTENTION, BOOK_TRANSFORMER, WEIGHTS_DIR
@@ -82,9 +81,10 @@ def train_and_write(kind: str) -> None:
     corpus = book_corpus()
     train, steps, name = {
         "transformer": (train_book_model, recipe.steps, BOOK_TRANSFORMER),
-        "rnn": (train_book_rnn, recipe.rnn_steps, BOOK_RNN),
+        "rnn": (partial(train_book_model, architecture="gru"), recipe.rnn_steps, BOOK_RNN),
         # the GRU baseline's recipe, hidden size and steps, with attention added
-        "rnn_attention": (partial(train_book_rnn, attention=True), recipe.rnn_steps, BOOK_RNN_ATTENTION),
+        "rnn_attention": (partial(train_book_model, architecture="gru_attention"), recipe.rnn_steps,
+                          BOOK_RNN_ATTENTION),
     }[kind]
     started = time.perf_counter()
     model, src_vocab, tgt_vocab, history = train(steps=steps, progress=True)

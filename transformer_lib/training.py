@@ -20,6 +20,7 @@ model and hyper-parameters) lives with the trained models it made, in ``transfor
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import time
@@ -99,7 +100,9 @@ def label_smoothed_cross_entropy(
         raise ValueError(f"target: class ids must lie in [0, {n_classes}), got values in "
                          f"[{int(target.min())}, {int(target.max())}]")
 
-    log_probs = logits.float().log_softmax(dim=-1)  # (..., V)
+    # Half-precision logits are read in float32; float64 stays float64 (the distributed tests compare in it).
+    logits = logits if logits.dtype == torch.float64 else logits.float()
+    log_probs = logits.log_softmax(dim=-1)  # (..., V)
     nll = -log_probs.gather(-1, target.unsqueeze(-1)).squeeze(-1)  # (...): -log p(y)
     uniform = -log_probs.mean(dim=-1)  # (...): mean over the V classes of -log p(k)
     # Without smoothing, the uniform term is left out rather than multiplied by 0: a -inf logit
@@ -166,6 +169,102 @@ class BatchLike(Protocol):
     tgt_out: Tensor  # (B, T) target + <eos>: what it must predict
 
 
+@dataclass(frozen=True)
+class TrainingOptions:
+    """The knobs of ``train``: when to stop, the schedule, the loss, the seed, the device.
+
+    Stop at the first of ``steps`` optimiser steps, ``epochs`` passes over the batches, or
+    ``time_budget_s`` seconds of training (evaluation not counted); at least one is needed.
+    ``clip_norm`` clips the gradient norm (not in the paper: a guard for the first steps of a
+    small model; None: no clipping). ``warmup`` and ``lr_scale`` shape the paper's schedule,
+    ``transformer_lr``. ``seed`` fixes dropout and the batch order (``shuffle=False`` keeps the
+    given order). ``eval_every``: steps between two calls of ``train``'s ``evaluate``."""
+
+    steps: int | None = None
+    epochs: int | None = None
+    time_budget_s: float | None = None
+    warmup: int = PAPER_WARMUP
+    lr_scale: float = 1.0
+    label_smoothing: float = PAPER_LABEL_SMOOTHING
+    clip_norm: float | None = 1.0
+    pad_id: int = 0
+    seed: int = 0
+    shuffle: bool = True
+    device: torch.device | str | None = None
+    eval_every: int | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        if self.steps is None and self.epochs is None and self.time_budget_s is None:
+            raise ValueError("steps, epochs, time_budget_s: give at least one, or training would never stop")
+        if self.steps is not None:
+            check_positive_int("steps", self.steps)
+        if self.epochs is not None:
+            check_positive_int("epochs", self.epochs)
+        if self.time_budget_s is not None:
+            check_number("time_budget_s", self.time_budget_s, positive=True, allow_inf=True)
+        if self.eval_every is not None:
+            check_positive_int("eval_every", self.eval_every)
+        if self.clip_norm is not None:
+            check_number("clip_norm", self.clip_norm, positive=True, allow_inf=True)
+
+    def replace(self, **changes: object) -> TrainingOptions:
+        return dataclasses.replace(self, **changes)
+
+
+@dataclass
+class StepResult:
+    """What one call of ``training_step`` measured."""
+
+    loss: float  # label-smoothed loss per target token (of the whole batch across processes, if normalised so)
+    grad_norm: float  # before clipping
+    lr: float  # learning rate used for this step
+    tokens: int  # target tokens of this process's batch (padding excluded)
+
+
+def training_step(
+    model: nn.Module,
+    batch: BatchLike,
+    optimizer: torch.optim.Optimizer,
+    scheduler: LambdaLR,
+    options: TrainingOptions,
+    token_total: Callable[[Tensor], Tensor] | None = None,
+) -> StepResult:
+    """One optimiser step on ``batch``: forward, label-smoothed loss, backward, clip, Adam, schedule.
+
+    The loss is the sum over the batch's target tokens divided by their count. ``token_total``
+    (if given) maps the local count to another divisor: the distributed command
+    (``transformer_lib.train``) passes the global count divided by the number of processes, so that
+    after DDP's averaging of gradients every process holds the gradient of the per-token mean over
+    the global batch, the gradient one process would get on the whole batch.
+    """
+    device = next(model.parameters()).device
+    src, tgt_in, tgt_out = (t.to(device) for t in (batch.src, batch.tgt_in, batch.tgt_out))
+    logits = model(src, tgt_in)  # (B, T, V)
+    loss_sum = label_smoothed_cross_entropy(logits, tgt_out, options.label_smoothing, options.pad_id, "sum")
+    tokens = (tgt_out != options.pad_id).sum()
+    loss = loss_sum / (tokens.clamp(min=1) if token_total is None else token_total(tokens))
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    max_norm = options.clip_norm if options.clip_norm is not None else math.inf
+    grad_norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+    grad_norm = getattr(grad_norm, "full_tensor", lambda: grad_norm)()  # FSDP2: a DTensor over the shards
+    lr = optimizer.param_groups[0]["lr"]
+    optimizer.step()
+    scheduler.step()
+    # .item() waits for the device: the caller's timing is honest
+    return StepResult(float(loss.detach()), float(grad_norm), lr, int(tokens))
+
+
+def batch_order(n_batches: int, epoch: int, seed: int, shuffle: bool = True) -> list[int]:
+    """The order in which ``train`` serves ``n_batches`` batches in ``epoch``: a shuffle seeded by
+    (seed, epoch), or the given order."""
+    order = list(range(n_batches))
+    if shuffle:
+        random.Random(seed * 1_000_003 + epoch).shuffle(order)
+    return order
+
+
 @dataclass
 class StepReport:
     """What the callback of ``train`` receives after every optimiser step."""
@@ -205,6 +304,14 @@ class TrainingHistory:
                 return evaluation
         return None
 
+    def record(self, result: StepResult, elapsed_s: float) -> None:
+        self.steps.append(len(self.steps) + 1)
+        self.losses.append(result.loss)
+        self.lrs.append(result.lr)
+        self.grad_norms.append(result.grad_norm)
+        self.elapsed_s.append(elapsed_s)
+        self.tokens.append((self.tokens[-1] if self.tokens else 0) + result.tokens)
+
 
 def _check_batch(batch: object, index: int) -> None:
     for name in ("src", "tgt_in", "tgt_out"):
@@ -222,143 +329,122 @@ def _check_batch(batch: object, index: int) -> None:
         )
 
 
-def train(
-    model: nn.Module,
-    batches: Sequence[BatchLike],
-    *,
-    steps: int | None = None,
-    epochs: int | None = None,
-    time_budget_s: float | None = None,
-    warmup: int = PAPER_WARMUP,
-    lr_scale: float = 1.0,
-    label_smoothing: float = PAPER_LABEL_SMOOTHING,
-    clip_norm: float | None = 1.0,
-    pad_id: int = 0,
-    seed: int = 0,
-    shuffle: bool = True,
-    device: torch.device | str | None = None,
-    evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
-    eval_every: int | None = None,
-    callback: Callable[[StepReport], bool | None] | None = None,
-    progress: bool = True,
-) -> TrainingHistory:
-    """Train ``model`` (``model(src, tgt_in) -> logits``) on ``batches`` and return its history.
-
-    Stops at the first of: ``steps`` optimiser steps, ``epochs`` passes over ``batches``,
-    ``time_budget_s`` seconds of training (evaluation time not counted), or a ``callback``
-    that returns True. At least one of ``steps``, ``epochs``, ``time_budget_s`` is needed.
-
-    Each step: label-smoothed cross-entropy on ``tgt_out`` (padding ignored), backward,
-    gradient clipping to norm ``clip_norm`` (not in the paper; a guard for the first
-    steps of a small model; None: no clipping), Adam with the paper's
-    betas and epsilon, learning rate ``transformer_lr(step, d_model, warmup, lr_scale)``
-    (``d_model`` from ``model.config``).
-
-    ``evaluate(model)`` (if given) runs every ``eval_every`` steps and at the end, with the
-    model in eval mode; its dict goes into ``history.evaluations`` with ``step`` and
-    ``elapsed_s`` added. ``callback(report)`` runs after every step (for live plots).
-
-    Deterministic: ``torch.manual_seed(seed)`` fixes dropout, and the batch order of
-    epoch e is a shuffle seeded by (seed, e) (``shuffle=False`` keeps the given order).
-    The device is ``pick_device(device)``; the model is moved there, trained in place,
-    and left in eval mode.
-    """
-    if steps is None and epochs is None and time_budget_s is None:
-        raise ValueError("steps, epochs, time_budget_s: give at least one, or training would never stop")
-    if steps is not None:
-        check_positive_int("steps", steps)
-    if epochs is not None:
-        check_positive_int("epochs", epochs)
-    if time_budget_s is not None:
-        check_number("time_budget_s", time_budget_s, positive=True, allow_inf=True)
-    if eval_every is not None:
-        check_positive_int("eval_every", eval_every)
-        if evaluate is None:
-            raise ValueError("eval_every: given without an evaluate function")
-    if clip_norm is not None:
-        check_number("clip_norm", clip_norm, positive=True, allow_inf=True)
-    check_instance("model", model, nn.Module, "a torch.nn.Module")
+def schedule_for(model: nn.Module, options: TrainingOptions) -> tuple[torch.optim.Adam, LambdaLR]:
+    """The paper's Adam on ``model``'s parameters and its warm-up schedule (``d_model`` from ``model.config``)."""
     d_model = getattr(getattr(model, "config", None), "d_model", None)
     if not isinstance(d_model, int):
         raise ValueError("model: expected a model with a .config.d_model (the schedule depends on it)")
+    optimizer = paper_adam(model.parameters())
+    return optimizer, warmup_scheduler(optimizer, d_model, options.warmup, options.lr_scale)
+
+
+class _Reporter:
+    """The reporting side of ``train``: history, progress bar, evaluation, callback, stopping."""
+
+    def __init__(self, model: nn.Module, options: TrainingOptions, n_batches: int,
+                 evaluate: Callable[[nn.Module], dict[str, float]] | None,
+                 callback: Callable[[StepReport], bool | None] | None, device: torch.device) -> None:
+        self.model, self.options, self.evaluate, self.callback = model, options, evaluate, callback
+        self.history = TrainingHistory(device=str(device))
+        epochs_total = options.epochs * n_batches if options.epochs is not None else None
+        total = options.steps if options.steps is not None else epochs_total
+        self.bar = tqdm(total=total, disable=not options.progress, desc="training", unit="step", mininterval=0.5)
+        self.elapsed = 0.0
+
+    def run_evaluation(self) -> dict[str, float]:
+        started = time.perf_counter()
+        self.model.eval()
+        with torch.no_grad():
+            result = dict(self.evaluate(self.model))
+        self.model.train()
+        self.history.eval_time_s += time.perf_counter() - started
+        result.update(step=len(self.history.steps), elapsed_s=self.elapsed)
+        self.history.evaluations.append(result)
+        return result
+
+    def after_step(self, result: StepResult, seconds: float, epoch: int) -> str:
+        """Record a step; the reason to stop now, or ""."""
+        self.elapsed += seconds
+        history, options = self.history, self.options
+        history.record(result, self.elapsed)
+        step = history.steps[-1]
+        self.bar.update(1)
+        self.bar.set_postfix(loss=f"{result.loss:.3f}", lr=f"{result.lr:.2e}", refresh=False)
+        report = StepReport(step, epoch, result.loss, result.lr, self.elapsed, history.tokens[-1])
+        if self.evaluate is not None and options.eval_every is not None and step % options.eval_every == 0:
+            report.evaluation = self.run_evaluation()
+        if self.callback is not None and self.callback(report):
+            return "callback"
+        if options.steps is not None and step >= options.steps:
+            return "steps"
+        if options.time_budget_s is not None and self.elapsed >= options.time_budget_s:
+            return "time_budget"
+        return ""
+
+    def finish(self, stop: str) -> TrainingHistory:
+        self.bar.close()
+        evaluations, step = self.history.evaluations, len(self.history.steps)
+        if self.evaluate is not None and (not evaluations or evaluations[-1]["step"] != step):
+            self.run_evaluation()
+        self.history.stop_reason = stop
+        return self.history
+
+
+def train(
+    model: nn.Module,
+    batches: Sequence[BatchLike],
+    options: TrainingOptions | None = None,
+    *,
+    evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
+    callback: Callable[[StepReport], bool | None] | None = None,
+    **knobs: object,
+) -> TrainingHistory:
+    """Train ``model`` (``model(src, tgt_in) -> logits``) on ``batches`` and return its history.
+
+    ``options`` (a ``TrainingOptions``) says when to stop and how; ``knobs`` are its fields given
+    one by one, ``train(model, batches, steps=100, warmup=10)``, and change those of ``options``.
+    Each step is ``training_step``: the paper's Adam, schedule and label-smoothed loss.
+
+    ``evaluate(model)`` (if given) runs every ``options.eval_every`` steps and at the end, with the
+    model in eval mode; its dict goes into ``history.evaluations`` with ``step`` and
+    ``elapsed_s`` added. ``callback(report)`` runs after every step (for live plots); returning
+    True stops training.
+
+    Deterministic: ``torch.manual_seed(seed)`` fixes dropout, and the batch order of epoch e is
+    ``batch_order(len(batches), e, seed, shuffle)``. The device is ``pick_device(options.device)``;
+    the model is moved there, trained in place, and left in eval mode.
+    """
+    if options is None:
+        options = TrainingOptions(**knobs)
+    else:
+        options = check_instance("options", options, TrainingOptions, "a training.TrainingOptions or None")
+        options = options.replace(**knobs) if knobs else options
+    if options.eval_every is not None and evaluate is None:
+        raise ValueError("eval_every: given without an evaluate function")
+    check_instance("model", model, nn.Module, "a torch.nn.Module")
     batches = list(batches)
     if not batches:
         raise ValueError("batches: expected at least one batch, got none")
     for i, batch in enumerate(batches):
         _check_batch(batch, i)
 
-    device = pick_device(device)
-    torch.manual_seed(seed)
+    device = pick_device(options.device)
+    torch.manual_seed(options.seed)
     model.to(device)
-    optimizer = paper_adam(model.parameters())
-    scheduler = warmup_scheduler(optimizer, d_model, warmup, lr_scale)
-    history = TrainingHistory(device=str(device))
-
-    total = steps if steps is not None else (epochs * len(batches) if epochs is not None else None)
-    bar = tqdm(total=total, disable=not progress, desc="training", unit="step", mininterval=0.5)
-    step, epoch, tokens, elapsed = 0, 0, 0, 0.0
-
-    def run_evaluation() -> dict[str, float]:
-        nonlocal elapsed
-        started = time.perf_counter()
-        model.eval()
-        with torch.no_grad():
-            result = dict(evaluate(model))
-        model.train()
-        history.eval_time_s += time.perf_counter() - started
-        result.update(step=step, elapsed_s=elapsed)
-        history.evaluations.append(result)
-        return result
-
+    optimizer, scheduler = schedule_for(model, options)
+    reporter = _Reporter(model, options, len(batches), evaluate, callback, device)
     model.train()
-    stop = ""
+    stop, epoch = "", 0
     while not stop:
-        order = list(range(len(batches)))
-        if shuffle:
-            random.Random(seed * 1_000_003 + epoch).shuffle(order)
-        for index in order:
+        for index in batch_order(len(batches), epoch, options.seed, options.shuffle):
             started = time.perf_counter()
-            batch = batches[index]
-            src, tgt_in, tgt_out = (t.to(device) for t in (batch.src, batch.tgt_in, batch.tgt_out))
-            logits = model(src, tgt_in)  # (B, T, V)
-            loss = label_smoothed_cross_entropy(logits, tgt_out, label_smoothing, pad_id)
-            optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            max_norm = clip_norm if clip_norm is not None else math.inf
-            grad_norm = float(nn.utils.clip_grad_norm_(model.parameters(), max_norm))
-            lr = optimizer.param_groups[0]["lr"]
-            optimizer.step()
-            scheduler.step()
-            loss_value = float(loss.detach())  # waits for the device: the timing below is honest
-            elapsed += time.perf_counter() - started
-            step += 1
-            tokens += int((tgt_out != pad_id).sum())
-            history.steps.append(step)
-            history.losses.append(loss_value)
-            history.lrs.append(lr)
-            history.grad_norms.append(grad_norm)
-            history.elapsed_s.append(elapsed)
-            history.tokens.append(tokens)
-            bar.update(1)
-            bar.set_postfix(loss=f"{loss_value:.3f}", lr=f"{lr:.2e}", refresh=False)
-
-            report = StepReport(step, epoch, loss_value, lr, elapsed, tokens)
-            if evaluate is not None and eval_every is not None and step % eval_every == 0:
-                report.evaluation = run_evaluation()
-            if callback is not None and callback(report):
-                stop = "callback"
-            elif steps is not None and step >= steps:
-                stop = "steps"
-            elif time_budget_s is not None and elapsed >= time_budget_s:
-                stop = "time_budget"
+            result = training_step(model, batches[index], optimizer, scheduler, options)
+            stop = reporter.after_step(result, time.perf_counter() - started, epoch)
             if stop:
                 break
         epoch += 1
-        if not stop and epochs is not None and epoch >= epochs:
+        if not stop and options.epochs is not None and epoch >= options.epochs:
             stop = "epochs"
-    bar.close()
-    if evaluate is not None and (not history.evaluations or history.evaluations[-1]["step"] != step):
-        run_evaluation()
+    history = reporter.finish(stop)
     model.eval()
-    history.stop_reason = stop
     return history

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import torch
 from torch import nn
@@ -21,8 +22,8 @@ from ..evaluation import evaluate_translation
 from ..models import Transformer
 from ..rnn import Seq2SeqGRU, Seq2SeqGRUAttention, Seq2SeqGRUConfig
 from ..tokenization import Vocab, make_batches
-from ..training import PAPER_LABEL_SMOOTHING, StepReport, TrainingHistory, train
-from ..validation import check_bool
+from ..training import PAPER_LABEL_SMOOTHING, StepReport, TrainingHistory, TrainingOptions, train
+from ..validation import check_bool, check_choice
 
 
 @dataclass(frozen=True)
@@ -88,40 +89,25 @@ def _stop_at(target: float, callback: Callable[[StepReport], bool | None] | None
     return stop
 
 
-def _train_on_book_corpus(
-    build: Callable[[int, int], nn.Module],
-    time_budget_s: float | None,
-    steps: int | None,
-    recipe: BookRecipe,
-    corpus: Corpus | None,
-    stop_at_target: bool,
-    eval_every: int | None,
-    **train_kwargs: object,
-) -> tuple[nn.Module, Vocab, Vocab, TrainingHistory]:
-    if corpus is None:
-        corpus = book_corpus(recipe.seed, recipe.n_pairs)
-    if not isinstance(corpus, Corpus):
-        raise TypeError(f"corpus: expected a corpus.Corpus or None, got {type(corpus).__name__}")
-    src_vocab, tgt_vocab = book_vocabularies(corpus)
-    torch.manual_seed(recipe.seed)
-    model = build(len(src_vocab), len(tgt_vocab))
-    batches = make_batches(corpus.train, src_vocab, tgt_vocab, recipe.batch_size, shuffle=True, seed=recipe.seed,
-                           by_length=True)
-    evaluate, callback = train_kwargs.pop("evaluate", None), train_kwargs.pop("callback", None)
-    if stop_at_target:
-        if evaluate is not None:
-            raise ValueError("evaluate: stop_at_target=True evaluates on the validation split; give one or the other")
-        # Judged on the validation split, so that the test split stays unseen by every decision.
-        evaluate = exact_match_on("valid", corpus, src_vocab, tgt_vocab)
-        eval_every = eval_every or 100
-        callback = _stop_at(recipe.target_exact_match, callback)
+ARCHITECTURES = ("transformer", "gru", "gru_attention")
 
-    history = train(
-        model, batches, steps=steps, time_budget_s=time_budget_s, warmup=recipe.warmup, lr_scale=recipe.lr_scale,
-        label_smoothing=recipe.label_smoothing, pad_id=tgt_vocab.pad_id, seed=recipe.seed,
-        evaluate=evaluate, callback=callback, eval_every=eval_every, **train_kwargs,
-    )
-    return model, src_vocab, tgt_vocab, history
+
+def _build(architecture: str, recipe: BookRecipe, adapt: Callable[[Transformer], Transformer] | None
+           ) -> Callable[[int, int], nn.Module]:
+    """A function of the vocabularies' sizes that builds the freshly initialised model."""
+    if architecture == "transformer":
+        def build(src_size: int, tgt_size: int) -> Transformer:
+            model = Transformer(recipe.config(src_size, tgt_size))
+            return model if adapt is None else adapt(model)
+
+        return build
+    if adapt is not None:
+        raise ValueError(f"adapt: changes a Transformer; architecture is {architecture!r}")
+    model_class = Seq2SeqGRUAttention if architecture == "gru_attention" else Seq2SeqGRU
+    return lambda src_size, tgt_size: model_class(Seq2SeqGRUConfig(
+        src_size, tgt_size, d_model=recipe.model.d_model, hidden_size=recipe.rnn_hidden_size,
+        dropout=recipe.model.dropout,
+    ))
 
 
 def train_book_model(
@@ -131,61 +117,60 @@ def train_book_model(
     stop_at_target: bool = False,
     recipe: BookRecipe = BOOK_RECIPE,
     corpus: Corpus | None = None,
+    architecture: str = "transformer",
+    adapt: Callable[[Transformer], Transformer] | None = None,
     device: torch.device | str | None = None,
     progress: bool = True,
     callback: Callable[[StepReport], bool | None] | None = None,
     evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
     eval_every: int | None = None,
-    adapt: Callable[[Transformer], Transformer] | None = None,
-) -> tuple[Transformer, Vocab, Vocab, TrainingHistory]:
-    """Build the corpus (``book_corpus()`` unless given), the vocabularies and the book's Transformer,
-    and train it for ``time_budget_s`` seconds and/or ``steps``, or (``stop_at_target=True``) until
+) -> tuple[nn.Module, Vocab, Vocab, TrainingHistory]:
+    """Build the corpus (``book_corpus()`` unless given), the vocabularies and the book's model, and
+    train it for ``time_budget_s`` seconds and/or ``steps``, or (``stop_at_target=True``) until
     greedy translation of the validation split reaches ``recipe.target_exact_match``, checked every
     ``eval_every`` steps (100 unless given; ``history.evaluations`` keeps the scores).
 
+    ``architecture``: ``"transformer"`` (the book's Transformer), ``"gru"`` (the RNN baseline: a
+    ``Seq2SeqGRU`` with embeddings of ``recipe.model.d_model`` and a GRU state of
+    ``recipe.rnn_hidden_size``) or ``"gru_attention"`` (the same GRUs plus additive attention).
+    Every architecture gets the same corpus, vocabularies, batches, loss, optimiser and schedule.
+    ``adapt`` (if given) changes the freshly initialised Transformer before training, e.g.
+    ``residual.without_residuals`` for chapter 6's ablation.
+
     Returns (model in eval mode, source vocabulary, target vocabulary, history).
     The same recipe gives the same corpus, the same initial weights and the same batches.
-    ``adapt`` (if given) changes the freshly initialised model before training, e.g.
-    ``residual.without_residuals`` for chapter 6's ablation.
     """
+    check_choice("architecture", architecture, ARCHITECTURES)
     if adapt is not None and not callable(adapt):
         raise TypeError(f"adapt: expected a function of the model, or None, got {type(adapt).__name__}")
-
-    def build(src_size: int, tgt_size: int) -> Transformer:
-        model = Transformer(recipe.config(src_size, tgt_size))
-        return model if adapt is None else adapt(model)
-
-    return _train_on_book_corpus(
-        build,
-        time_budget_s, steps, recipe, corpus, stop_at_target, eval_every, device=device, progress=progress,
-        callback=callback, evaluate=evaluate,
+    if corpus is None:
+        corpus = book_corpus(recipe.seed, recipe.n_pairs)
+    if not isinstance(corpus, Corpus):
+        raise TypeError(f"corpus: expected a corpus.Corpus or None, got {type(corpus).__name__}")
+    src_vocab, tgt_vocab = book_vocabularies(corpus)
+    torch.manual_seed(recipe.seed)
+    model = _build(architecture, recipe, adapt)(len(src_vocab), len(tgt_vocab))
+    batches = make_batches(corpus.train, src_vocab, tgt_vocab, recipe.batch_size, shuffle=True, seed=recipe.seed,
+                           by_length=True)
+    if stop_at_target:
+        if evaluate is not None:
+            raise ValueError("evaluate: stop_at_target=True evaluates on the validation split; give one or the other")
+        # Judged on the validation split, so that the test split stays unseen by every decision.
+        evaluate = exact_match_on("valid", corpus, src_vocab, tgt_vocab)
+        eval_every = eval_every or 100
+        callback = _stop_at(recipe.target_exact_match, callback)
+    options = TrainingOptions(
+        steps=steps, time_budget_s=time_budget_s, warmup=recipe.warmup, lr_scale=recipe.lr_scale,
+        label_smoothing=recipe.label_smoothing, pad_id=tgt_vocab.pad_id, seed=recipe.seed, device=device,
+        eval_every=eval_every, progress=progress,
     )
+    history = train(model, batches, options, evaluate=evaluate, callback=callback)
+    return model, src_vocab, tgt_vocab, history
 
 
-def train_book_rnn(
-    time_budget_s: float | None = None,
-    *,
-    steps: int | None = None,
-    stop_at_target: bool = False,
-    recipe: BookRecipe = BOOK_RECIPE,
-    corpus: Corpus | None = None,
-    device: torch.device | str | None = None,
-    progress: bool = True,
-    callback: Callable[[StepReport], bool | None] | None = None,
-    evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
-    eval_every: int | None = None,
-    attention: bool = False,
-) -> tuple[Seq2SeqGRU, Vocab, Vocab, TrainingHistory]:
-    """The RNN baseline under the book model's conditions: same corpus, vocabularies, batches,
-    loss, optimiser and schedule; a ``Seq2SeqGRU`` with embeddings of ``recipe.model.d_model`` and
-    a GRU state of ``recipe.rnn_hidden_size``, in place of the Transformer. With ``attention=True``,
-    a ``Seq2SeqGRUAttention`` (the same GRUs, plus additive attention of the same size)."""
-    model_class = Seq2SeqGRUAttention if check_bool("attention", attention) else Seq2SeqGRU
-    return _train_on_book_corpus(
-        lambda src_size, tgt_size: model_class(Seq2SeqGRUConfig(
-            src_size, tgt_size, d_model=recipe.model.d_model, hidden_size=recipe.rnn_hidden_size,
-            dropout=recipe.model.dropout,
-        )),
-        time_budget_s, steps, recipe, corpus, stop_at_target, eval_every, device=device, progress=progress,
-        callback=callback, evaluate=evaluate,
-    )
+def train_book_rnn(time_budget_s: float | None = None, *, attention: bool = False, **run: Any
+                   ) -> tuple[Seq2SeqGRU, Vocab, Vocab, TrainingHistory]:
+    """``train_book_model`` with ``architecture="gru"``, or ``"gru_attention"`` if ``attention``: the RNN
+    baseline under the book model's conditions. Other keywords go to ``train_book_model``."""
+    architecture = "gru_attention" if check_bool("attention", attention) else "gru"
+    return train_book_model(time_budget_s, architecture=architecture, **run)

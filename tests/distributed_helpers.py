@@ -1,0 +1,52 @@
+"""Helpers of tests/test_distributed.py: run the training command in several processes, and make
+one of them fail.
+
+``worker`` runs under ``torch.multiprocessing`` with the environment ``torchrun`` would give.
+Run as a script under ``torchrun`` (``torchrun ... tests/distributed_helpers.py raise 3 -- ARGS``),
+it runs the command with the library's ``training_step`` replaced, on rank 1 only, by one that
+raises (``raise``) or kills its own process (``kill``, as an out-of-memory killer would) at the
+given step (counted from the start of this launch).
+"""
+
+import os
+import signal
+import sys
+
+
+def worker(rank: int, world_size: int, runs: list[tuple[int, list[str]]]) -> None:
+    """Run the command once per (port, argv) of ``runs``, as process ``rank`` of ``world_size``."""
+    import torch
+
+    from transformer_lib.train.cli import main
+
+    torch.set_num_threads(1)
+    for port, argv in runs:
+        os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
+                          MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+        status = main(argv)
+        if status != 0:
+            raise SystemExit(status)
+
+
+def _faulty_run(kind: str, at_step: int, argv: list[str]) -> int:
+    from transformer_lib.train import run
+    from transformer_lib.train.cli import main
+
+    real_step, calls = run.training_step, []
+
+    def step(*args, **kwargs):
+        calls.append(1)
+        if os.environ["RANK"] == "1" and len(calls) == at_step:
+            if kind == "kill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            raise RuntimeError(f"injected failure at step {at_step}")
+        return real_step(*args, **kwargs)
+
+    run.training_step = step
+    return main(argv)
+
+
+if __name__ == "__main__":
+    kind, at_step, separator, *command = sys.argv[1:]
+    assert kind in ("raise", "kill") and separator == "--"
+    sys.exit(_faulty_run(kind, int(at_step), command))

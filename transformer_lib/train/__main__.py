@@ -1,0 +1,5 @@
+"""``python -m transformer_lib.train --help``"""
+
+from .cli import main
+
+raise SystemExit(main())

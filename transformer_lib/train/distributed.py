@@ -1,0 +1,123 @@
+"""Processes and devices: the process group ``torchrun`` describes, and the model wrapped for it.
+
+``torchrun`` starts one process per device and tells each its ``RANK``, ``LOCAL_RANK`` and
+``WORLD_SIZE`` (and where to meet: ``MASTER_ADDR``, ``MASTER_PORT``) in the environment. Without
+them this is a one-process run and nothing is wrapped. The backend follows the device: NCCL
+between CUDA devices, Gloo between CPU processes.
+
+* DDP (``DistributedDataParallel``): every process holds the whole model; after ``backward``
+  the gradients are averaged across processes by all-reduce, so every copy takes the same step.
+* FSDP2 (``torch.distributed.fsdp.fully_shard``): each process holds one slice (a shard) of every
+  parameter, gradient and Adam moment. Before a layer runs, its parameters are all-gathered; after
+  ``backward``, its gradients are reduce-scattered (averaged, then each process keeps its slice).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from dataclasses import dataclass
+from datetime import timedelta
+
+import torch
+import torch.distributed as dist
+from torch import Tensor, nn
+
+STRATEGIES = ("ddp", "fsdp")
+
+
+@dataclass(frozen=True)
+class Processes:
+    """Where this process stands: its rank among ``world_size`` processes, and its device."""
+
+    rank: int
+    world_size: int
+    device: torch.device
+
+    @property
+    def distributed(self) -> bool:
+        return self.world_size > 1
+
+
+def start(device: str | None, timeout_s: float) -> Processes:
+    """Join the process group ``torchrun`` describes (if any), on ``device`` (default: this
+    process's GPU if there is one, else the CPU). A collective that waits longer than
+    ``timeout_s`` seconds raises, so that a lost process cannot hang the others forever."""
+    rank, world_size = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    if device is None:
+        device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
+    chosen = torch.device(device)
+    if chosen.type == "cuda" and chosen.index is None:
+        chosen = torch.device("cuda", local_rank)  # --device cuda: one GPU per process
+    if chosen.type == "cuda":
+        torch.cuda.set_device(chosen)
+    if world_size > 1 and not dist.is_initialized():
+        backend = "nccl" if chosen.type == "cuda" else "gloo"
+        dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s),
+                                device_id=chosen if chosen.type == "cuda" else None)
+    return Processes(rank, world_size, chosen)
+
+
+def stop() -> None:
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def wrap(model: nn.Module, strategy: str, processes: Processes) -> nn.Module:
+    """``model`` (on its device) ready for ``strategy`` across the processes (unchanged for one)."""
+    if not processes.distributed:
+        return model
+    if strategy == "ddp":
+        from torch.nn.parallel import DistributedDataParallel
+
+        on_gpu = processes.device.type == "cuda"
+        return DistributedDataParallel(model, device_ids=[processes.device] if on_gpu else None)
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    # The model's output is a view (of the pre-softmax projection); FSDP2 warns that an in-place op
+    # on it would skip a hook. Nothing here changes it in place: the loss reads it.
+    warnings.filterwarnings("ignore", message="FSDP2-wrapped module .* returned a view tensor")
+    mesh = init_device_mesh(processes.device.type, (processes.world_size,))
+    # One unit per layer: only one layer's full parameters exist at a time. The embeddings and the
+    # output projection stay in the root unit, so that tied weights stay in one unit.
+    for stack in (getattr(model, "encoder", None), getattr(model, "decoder", None)):
+        for layer in getattr(stack, "layers", []):
+            fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    return model
+
+
+def token_divisor(processes: Processes) -> object:
+    """The ``token_total`` of ``training.training_step`` for these processes (None for one): each
+    process divides its summed loss by (target tokens in the global batch / world size), so that
+    the average of the processes' gradients, which DDP and FSDP take, is the gradient of the
+    per-token mean over the whole global batch."""
+    if not processes.distributed:
+        return None
+
+    def divisor(tokens: Tensor) -> Tensor:
+        total = tokens.detach().clone()
+        dist.all_reduce(total)  # (sum over processes)
+        return total.clamp(min=1).to(torch.get_default_dtype()) / processes.world_size
+
+    return divisor
+
+
+def mean_over_processes(value: float, processes: Processes) -> float:
+    """The average of a number over the processes (itself for one)."""
+    if not processes.distributed:
+        return value
+    tensor = torch.tensor([value], dtype=torch.float64, device=processes.device)
+    dist.all_reduce(tensor)
+    return float(tensor) / processes.world_size
+
+
+def gather_objects(value: object, processes: Processes) -> list:
+    """``value`` from every process, in rank order."""
+    if not processes.distributed:
+        return [value]
+    out: list = [None] * processes.world_size
+    dist.all_gather_object(out, value)
+    return out

@@ -1,0 +1,163 @@
+"""One training run of the command, on one process or many: data, model, the library's
+``training_step`` over the global batches, progress on rank 0, checkpoints, resume."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import torch
+from torch.distributed.checkpoint.state_dict import (
+    StateDictOptions,
+    get_model_state_dict,
+    get_optimizer_state_dict,
+    set_model_state_dict,
+    set_optimizer_state_dict,
+)
+
+from ..checkpoint import load_checkpoint, save_checkpoint, write_atomically
+from ..config import TransformerConfig
+from ..decoding import translate
+from ..models import Transformer
+from ..training import TrainingOptions, batch_order, schedule_for, training_step
+from . import distributed
+from .data import TextData, generated_text, global_batches, load_text, local_part
+
+CHECKPOINT = "checkpoint.pt"
+VOCAB = "vocab.json"
+FULL = StateDictOptions(full_state_dict=True, cpu_offload=True)  # the whole tensors, on rank 0's CPU
+
+
+class UsageError(ValueError):
+    """An argument the run cannot use (exit status 2, as argparse's own errors)."""
+
+
+def load_data(args: argparse.Namespace, max_len: int) -> TextData:
+    if args.data_src is None:
+        return generated_text(args.seed, args.pairs)
+    return load_text(Path(args.data_src), Path(args.data_tgt), args.bpe_merges,
+                     None if args.vocab is None else Path(args.vocab), max_len)
+
+
+def build_model(args: argparse.Namespace, vocab_size: int) -> Transformer:
+    overrides = {} if args.dropout is None else {"dropout": args.dropout}
+    config = TransformerConfig.preset(args.preset, src_vocab_size=vocab_size, tgt_vocab_size=vocab_size, **overrides)
+    torch.manual_seed(args.seed)  # every process builds the same initial weights
+    return Transformer(config)
+
+
+def save(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: object, step: int,
+         data: TextData, n_batches: int, args: argparse.Namespace, processes: distributed.Processes) -> None:
+    """Rank 0 writes, atomically, everything a resume needs. Every process must call it (FSDP2's
+    shards are gathered)."""
+    weights = get_model_state_dict(model, options=FULL)
+    optimizer_state = get_optimizer_state_dict(model, optimizer, options=FULL)
+    rng = distributed.gather_objects(
+        {"cpu": torch.get_rng_state(), "cuda": torch.cuda.get_rng_state() if processes.device.type == "cuda" else None},
+        processes)
+    if processes.rank != 0:
+        return
+    # Building a model draws random numbers: draw them aside, or a resumed run's dropout would differ.
+    with torch.random.fork_rng(devices=[]):
+        plain = Transformer(model.config if hasattr(model, "config") else model.module.config)
+    plain.load_state_dict(weights)
+    epoch, position = divmod(step, n_batches)
+    training = {"step": step, "epoch": epoch, "batch_in_epoch": position, "world_size": processes.world_size,
+                "optimizer": optimizer_state, "scheduler": scheduler.state_dict(), "rng": rng,
+                "args": {key: value for key, value in vars(args).items() if key != "resume"}}
+    save_checkpoint(path, plain, data.vocab, data.vocab, extra={"training": training, "tokenizer": data.vocab_record()})
+
+
+def resume(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: object,
+           processes: distributed.Processes, args: argparse.Namespace) -> int:
+    """Load a checkpoint's weights, optimizer, schedule and random states; the step to go on from."""
+    checkpoint = load_checkpoint(path)
+    training = checkpoint.extra.get("training")
+    if training is None:
+        raise UsageError(f"--resume: {path} was not written by transformer_lib.train (no training state)")
+    for key in ("preset", "seed", "batch_size", "data_src", "data_tgt", "pairs", "dropout", "dtype"):
+        if training["args"].get(key) != getattr(args, key):
+            raise UsageError(f"--resume: the checkpoint was made with --{key.replace('_', '-')} "
+                             f"{training['args'].get(key)}, this run asks for {getattr(args, key)}")
+    set_model_state_dict(model, checkpoint.model.state_dict(), options=StateDictOptions(full_state_dict=True))
+    set_optimizer_state_dict(model, optimizer, training["optimizer"], options=StateDictOptions(full_state_dict=True))
+    scheduler.load_state_dict(training["scheduler"])
+    if training["world_size"] == processes.world_size:  # dropout continues exactly where it stopped
+        states = training["rng"][processes.rank]
+        torch.set_rng_state(states["cpu"])
+        if states["cuda"] is not None and processes.device.type == "cuda":
+            torch.cuda.set_rng_state(states["cuda"])
+    elif processes.rank == 0:
+        print(f"note: the checkpoint ran on {training['world_size']} processes, this run on "
+              f"{processes.world_size}: dropout's random masks start afresh", flush=True)
+    return int(training["step"])
+
+
+def run(args: argparse.Namespace) -> None:
+    """Train as ``args`` say (see ``cli``); every process of a ``torchrun`` launch runs this."""
+    processes = distributed.start(args.device, args.timeout)
+    default_dtype = torch.get_default_dtype()
+    torch.set_default_dtype(getattr(torch, args.dtype))  # the weights, and every float tensor made in training
+    try:
+        _run(args, processes)
+    finally:
+        torch.set_default_dtype(default_dtype)
+        distributed.stop()
+
+
+def _run(args: argparse.Namespace, processes: distributed.Processes) -> None:
+    if args.batch_size < processes.world_size:
+        raise UsageError(f"--batch-size: the global batch of {args.batch_size} pairs cannot be split across "
+                         f"{processes.world_size} processes")
+    out = Path(args.out)
+    data = load_data(args, TransformerConfig.preset(args.preset).max_len)
+    batches = global_batches(data, args.batch_size, args.seed, min_rows=processes.world_size)
+    model = build_model(args, len(data.vocab)).to(processes.device)
+    wrapped = distributed.wrap(model, args.strategy, processes)
+    options = TrainingOptions(steps=args.steps, warmup=args.warmup, lr_scale=args.lr_scale,
+                              label_smoothing=args.label_smoothing, pad_id=data.vocab.pad_id, seed=args.seed,
+                              progress=False)
+    optimizer, scheduler = schedule_for(model, options)  # after sharding: Adam holds the shards
+    start = 0
+    if args.resume is not None:
+        start = resume(Path(args.resume) / CHECKPOINT, wrapped, optimizer, scheduler, processes, args)
+    if processes.rank == 0:
+        out.mkdir(parents=True, exist_ok=True)
+        record = json.dumps(data.vocab_record(), ensure_ascii=False).encode("utf-8")
+        write_atomically(out / VOCAB, lambda file: file.write(record))
+        print(f"{processes.world_size} process(es), {args.strategy if processes.distributed else 'one process'} "
+              f"on {processes.device.type}; preset {args.preset}, {sum(p.numel() for p in model.parameters()):,} "
+              f"parameters; "
+              f"{len(data.pairs)} pairs, vocabulary {len(data.vocab)}; steps {start + 1}-{args.steps}", flush=True)
+
+    divisor = distributed.token_divisor(processes)
+    wrapped.train()
+    started, tokens = time.perf_counter(), 0
+    for step in range(start, args.steps):
+        epoch, position = divmod(step, len(batches))
+        batch = batches[batch_order(len(batches), epoch, args.seed)[position]]
+        result = training_step(wrapped, local_part(batch, processes.rank, processes.world_size), optimizer,
+                               scheduler, options, divisor)
+        tokens += int((batch.tgt_out != data.vocab.pad_id).sum())
+        done = step + 1
+        if done % args.log_every == 0 or done == args.steps:
+            loss = distributed.mean_over_processes(result.loss, processes)
+            elapsed = time.perf_counter() - started
+            if processes.rank == 0:
+                print(f"step {done}/{args.steps} | loss {loss:.4f} | {tokens / elapsed:,.0f} tokens/s | "
+                      f"{(done - start) / elapsed:.2f} steps/s | {elapsed:.2f} s", flush=True)
+        if done % args.save_every == 0 or done == args.steps:
+            save(out / CHECKPOINT, wrapped, optimizer, scheduler, done, data, len(batches), args, processes)
+    if processes.rank == 0:
+        print(f"checkpoint: {out / CHECKPOINT}", flush=True)
+        if args.translate is not None:
+            print_translation(out / CHECKPOINT, args.translate, data)
+
+
+def print_translation(path: Path, sentence: str, data: TextData) -> None:
+    """Greedy translation of ``sentence`` by the checkpoint's model."""
+    model = load_checkpoint(path).model
+    result = translate(model, data.to_tokens(sentence), data.vocab, data.vocab)
+    print(f"translate: {sentence}\n        -> {data.from_tokens(result.tokens)}", flush=True)
