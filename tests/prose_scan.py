@@ -9,23 +9,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 # What the text may type: not computed on the page.
-PAPER_CONSTANTS = {  # Vaswani et al. 2017: the base model, its training, and its Table 2
+PAPER_CONSTANTS = {  # Vaswani et al. 2017, quoted: the base model and its training, Tables 2 and 3
     "512", "2048", "64", "8", "6", "0.1", "4000", "4,000", "10000", "10,000", "0.9", "0.98", "1e-9", "100,000",
     "28.4", "41.8", "27.3", "38.1", "3.5", "12", "4.5", "36", "37,000", "32,000", "25,000",
+    "65", "213", "23.7", "25.8", "24.6", "1.2",  # Table 3: parameters (millions), development BLEU
 }
 SMALL = 12  # counts and ordinals ("two layers", "chapter 3", "step 5") up to a dozen are words, not results
 MASKED = [
     re.compile(r"\{eval\}`[^`]*`"),  # bound: the computed value
     re.compile(r"```.*?```", re.S),  # code blocks
     re.compile(r"\$\$.*?\$\$", re.S), re.compile(r"\$[^$]+\$"),  # formulas
-    re.compile(r"`[^`\n]*`"),  # inline code: names, calls, literal arguments
+    re.compile(r"`[^`]+`"),  # inline code (it may wrap a line): names, calls, literal arguments
     re.compile(r"\]\([^)]*\)"), re.compile(r"<[^>\n]*>"),  # link targets, HTML tags
     re.compile(r"\((?:[^()]*?)\b(?:19|20)\d\d[a-z]?\)"),  # "(Vaswani et al. 2017)": a citation
     re.compile(r"\b(?:19|20)\d\d\b"),  # a year
     re.compile(r"(?:\{(?:ref|numref|cite|cite:p|cite:t|doc)\}`[^`]*`)"),  # references
     re.compile(r"^#+ .*$", re.M),  # headings: "## 3. Positions"
     re.compile(r"\b(?:[Ss]ections?|[Tt]ables?|[Ff]igures?|[Ee]quations?) \d+(?:\.\d+)*"),  # the paper's parts
-    re.compile(r"\bNBVAL\w*|\b[A-Za-z]+\d+[A-Za-z\d]*\b"),  # names with digits: GPT-2's "GPT2", "fp16", "W1"
+    re.compile(r"\bNBVAL\w*|\b[A-Za-z]+\d+[A-Za-z\d]*\b|\b[A-Z]+-\d+\b"),  # names: "fp16", "W1", "SHA-256", "GPT-2"
 ]
 NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?:e-?\d+)?%?")
 
@@ -50,7 +51,7 @@ def _outputs_text(cell: dict) -> str:
     return "\n".join(parts)
 
 
-def _variants(number: str) -> set[str]:
+def variants(number: str) -> set[str]:
     """The spellings a computed number may have in the outputs: 7,499 / 7499; 49% / 0.49."""
     plain = number.rstrip("%").replace(",", "")
     found = {number, plain, number.replace(",", "")}
@@ -66,7 +67,7 @@ def computed_numbers(nb: dict) -> set[str]:
     found: set[str] = set()
     for cell in nb["cells"]:
         for number in NUMBER.findall(_outputs_text(cell)):
-            found |= _variants(number.rstrip(".,"))
+            found |= variants(number.rstrip(".,"))
     return found
 
 
@@ -85,7 +86,7 @@ def code_numbers(nb: dict) -> set[str]:
         if cell["cell_type"] == "code":
             source = "".join(cell["source"]).replace("_", "")  # 15_000 is 15000
             for number in NUMBER.findall(source):
-                found |= _variants(number)
+                found |= variants(number)
                 if re.fullmatch(r"\d*\.\d+", number):
                     found.add(f"{float(number) * 100:g}%")  # 0.95 in an assert, 95% in the text
     return found
@@ -108,9 +109,9 @@ def typed_numbers(path: Path, nb: dict | None = None) -> list[Typed]:
             text = pattern.sub(lambda m: " " * len(m.group()), text)
         for match in NUMBER.finditer(text):
             number = match.group().rstrip(".,")
-            if allowed(number) or _variants(number) & stated:
+            if allowed(number) or variants(number) & stated:
                 continue
-            if _variants(number) & computed or re.search(r"[.%]", number):
+            if variants(number) & computed or re.search(r"[.%]", number):
                 context = text[max(0, match.start() - 40):match.end() + 20].replace("\n", " ")
                 found.append(Typed(path.name, index, number, " ".join(context.split())))
     return found
