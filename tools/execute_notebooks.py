@@ -32,6 +32,9 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's package, as the kernel's
+from transformer_lib.prose import expressions  # noqa: E402 -- the one reader of {eval} roles
+
 ROOT = Path(__file__).resolve().parent.parent
 MAX_BYTES = 2 * 1024 * 1024  # a committed notebook stays under 2 MB
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -106,16 +109,13 @@ def final_progress_lines(nb: dict) -> dict:
     return nb
 
 
-EVAL_ROLE = re.compile(r"\{eval\}`([^`]+)`")  # as transformer_lib.prose.EVAL_ROLE (tools import no package)
-
-
 class ProseClient(NotebookClient):
     """nbclient, plus the markdown cells' ``{eval}`` expressions evaluated in order, as JupyterLab does."""
 
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         if cell.cell_type != "markdown":
             return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
-        found = list(dict.fromkeys(e.strip() for e in EVAL_ROLE.findall(cell.source)))
+        found = expressions(cell.source)
         if not found:
             cell.metadata.pop("user_expressions", None)
             return cell
