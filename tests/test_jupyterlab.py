@@ -162,7 +162,7 @@ STATE_JS = f"""() => {{
     widget_errors: areas.filter(a => a.textContent.includes('Error displaying widget')).length,
     bertviz: bertviz.length,
     bertviz_drawn: bertviz.filter(d => d.querySelector('svg')).length,
-    raw_roles: (text.match(/\\{{(cite|ref|doc|numref)\\}}`/g) || []).length,
+    raw_roles: (text.match(/\\{{(cite|ref|doc|numref|eval)\\}}`/g) || []).length,
     // jupyterlab-myst resolves neither citations (references.bib) nor references to other chapters:
     // it shows their keys marked "not found". Counted for the report; the book resolves them.
     unresolved: markdown.flatMap(m => [...m.querySelectorAll('[title$="Not Found"]')]).length,

@@ -44,3 +44,13 @@ def test_operation_counter_counts_what_runs_inside_the_block():
     assert counter.counts["addmm"] == 3  # one matrix product with a bias per call
     linear(x)  # outside the block: not counted
     assert counter.counts["addmm"] == 3
+
+
+def test_operation_counter_finds_the_largest_tensor_made():
+    a, b = torch.zeros(3, 1, 5), torch.zeros(1, 7, 5)
+    with torch.no_grad(), OperationCounter() as counter:
+        (a + b).sum(-1)  # the broadcast sum is (3, 7, 5): 105 numbers; its reduction only 21
+    assert counter.largest == 105
+    with OperationCounter() as empty:
+        pass
+    assert empty.largest == 0

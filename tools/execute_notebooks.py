@@ -9,6 +9,11 @@ state into the notebook metadata, which is what lets the built book draw them wi
 The kernel sees ``TRANSFORMER_BOOK_BUILD=1``, so bertviz views load their libraries from the
 book's static folder instead of carrying them (``transformer_lib.figures.bertviz``).
 
+A markdown cell's inline expressions (``{eval}`name```, the numbers the prose quotes: see
+``transformer_lib.prose``) are evaluated in the kernel at the cell's place in the run, and their results
+stored in the cell's ``user_expressions`` metadata, where JupyterLab (jupyterlab-myst) and the book
+(book/_ext/bound_prose.py) read them; an expression that fails stops the run.
+
 Re-running on unchanged code changes nothing: widget model ids (random per kernel) are renamed
 to ids derived from the notebook's name and their order, and no timings are recorded.
 """
@@ -25,6 +30,10 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's package, as the kernel's
+from transformer_lib.prose import expressions  # noqa: E402 -- the one reader of {eval} roles
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_BYTES = 2 * 1024 * 1024  # a committed notebook stays under 2 MB
@@ -100,9 +109,36 @@ def final_progress_lines(nb: dict) -> dict:
     return nb
 
 
+class ProseClient(NotebookClient):
+    """nbclient, plus the markdown cells' ``{eval}`` expressions evaluated in order, as JupyterLab does."""
+
+    async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
+        if cell.cell_type != "markdown":
+            return await super().async_execute_cell(cell, cell_index, execution_count, store_history)
+        found = expressions(cell.source)
+        if not found:
+            cell.metadata.pop("user_expressions", None)
+            return cell
+        msg_id = self.kc.execute("", silent=True, store_history=False,
+                                 user_expressions={str(i): e for i, e in enumerate(found)})
+        reply = await self.async_wait_for_reply(msg_id, cell)
+        results = reply["content"]["user_expressions"]
+        stored = []
+        for i, expression in enumerate(found):
+            result = results[str(i)]
+            if result.get("status") != "ok":
+                raise CellExecutionError(f"markdown cell {cell_index}: {{eval}}`{expression}` failed: "
+                                         f"{result.get('ename')}: {result.get('evalue')}", "", "")
+            stored.append({"expression": expression,
+                           "result": {"status": "ok", "data": {"text/plain": result["data"]["text/plain"]},
+                                      "metadata": {}}})
+        cell.metadata["user_expressions"] = stored
+        return cell
+
+
 def execute(path: Path, timeout: int) -> int:
     nb = nbformat.read(path, as_version=4)
-    client = NotebookClient(
+    client = ProseClient(
         nb, kernel_name="python3", timeout=timeout, store_widget_state=True, record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
     )

@@ -11,7 +11,8 @@ alone: no source, no encoder, no cross-attention, the causal mask unchanged.
 * ``perplexity``: exp of the mean negative log-likelihood per predicted token, ``<eos>`` included;
   ``bigram_perplexity``: the same for a model that counts which word follows which (a baseline);
   ``next_token_entropy``: how spread the next-token distribution is, at a temperature.
-* ``sample_sentences``: sentences drawn from the model (``sampling.sample_continuation`` after ``<sos>``).
+* ``sample_sentences``: sentences drawn from the model (``sampling.sample_continuation`` after ``<sos>``);
+  ``sample_shares``: what they are, by the grammar's own judgement (``oracle.classify_sentence``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import torch
 from torch import Tensor, nn
 
 from .models import DecoderOnlyTransformer
+from .oracle import SENTENCE_KINDS, classify_sentence
 from .sampling import sample_continuation
 from .tokenization import Batch, Vocab, make_batches
 from .training import TrainingHistory, train
@@ -169,3 +171,17 @@ def sample_sentences(model: DecoderOnlyTransformer, vocab: Vocab, n: int, *, max
                                banned_ids=(vocab.sos_id, vocab.unk_id))
     ended = [bool(row) and row[-1] == vocab.eos_id for row in rows]
     return [SampledSentence(vocab.decode(row[:-1] if end else row), end) for row, end in zip(rows, ended, strict=True)]
+
+
+def sample_shares(drawn: Sequence[SampledSentence], training: Sequence[str]) -> dict[str, float]:
+    """Fractions (0 to 1) of the ``drawn`` sentences: "ended" (drew ``<eos>``), "distinct", and each kind of
+    ``oracle.SENTENCE_KINDS``: "memorised" (a ``training`` sentence), "new" (not one, but a sentence the
+    grammar makes and its sampler could draw), "nonsense" (grammatical, with a pairing the sampler never
+    draws), "ungrammatical". The four kinds add up to 1: every sentence is decided, none is left unverified."""
+    if not isinstance(drawn, Sequence) or not drawn or not all(isinstance(s, SampledSentence) for s in drawn):
+        raise TypeError(f"drawn: expected a non-empty list of SampledSentence (sample_sentences), got {drawn!r:.80}")
+    trained = set(check_token_list("training", training, item="sentence"))
+    n = len(drawn)
+    kinds = Counter(classify_sentence(s.text, trained) for s in drawn)
+    return {"ended": sum(s.ended for s in drawn) / n, "distinct": len({s.text for s in drawn}) / n,
+            **{kind: kinds[kind] / n for kind in SENTENCE_KINDS}}

@@ -5,7 +5,8 @@
   tested: they depend on the machine (``benchmarks/`` measures them properly).
 * ``OperationCounter``: every PyTorch operation run inside a ``with`` block, counted by name, through
   ``torch.utils._python_dispatch.TorchDispatchMode`` (a private module of torch, so the counts are
-  those of the pinned torch version). Chapter 1 counts an encoder's sequential work with it.
+  those of the pinned torch version). Chapter 1 counts an encoder's sequential work with it; chapter 4
+  reads ``largest``, the most numbers one operation wrote out (the size of the largest tensor made).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
+from torch import Tensor
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .validation import check_positive_int
@@ -35,12 +37,18 @@ def best_time(fn: Callable[[], object], repeats: int = 5) -> float:
 
 class OperationCounter(TorchDispatchMode):
     """``with OperationCounter() as counter: ...`` counts each operation PyTorch runs in the block,
-    by name (``counter.counts["addmm"]``: the matrix products with a bias)."""
+    by name (``counter.counts["addmm"]``: the matrix products with a bias), and ``counter.largest``: the
+    number of elements of the largest tensor any of them produced."""
 
     def __init__(self) -> None:
         super().__init__()
         self.counts: Counter[str] = Counter()
+        self.largest = 0
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # noqa: ANN001 -- torch's signature
         self.counts[func.overloadpacket.__name__] += 1
-        return func(*args, **(kwargs or {}))
+        out = func(*args, **(kwargs or {}))
+        for result in out if isinstance(out, tuple | list) else (out,):
+            if isinstance(result, Tensor):
+                self.largest = max(self.largest, result.numel())
+        return out
