@@ -22,11 +22,11 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_lib.browser_model import MANIFEST_FILE, WEIGHTS_FILE, browser_model_files, read_weights
+from transformer_lib.browser.explorers import AttentionExplorer, PositionalEncodingExplorer, reading_notes
+from transformer_lib.browser.model import MANIFEST_FILE, WEIGHTS_FILE, browser_model_files, read_weights
+from transformer_lib.browser.page import live_explorer_html
 from transformer_lib.capture import capture_attention
 from transformer_lib.decoding import translate
-from transformer_lib.figures.explorers import AttentionExplorer, PositionalEncodingExplorer, reading_notes
-from transformer_lib.live_explorers import live_explorer_html
 from transformer_lib.pretrained import book_corpus, book_model
 from transformer_lib.tokenization import normalize_sentence
 
