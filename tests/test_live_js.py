@@ -29,7 +29,7 @@ from transformer_lib.capture import capture_attention
 from transformer_lib.config import TransformerConfig
 from transformer_lib.decoding import translate
 from transformer_lib.figures.display import BOOK_TEMPLATE, MODEBAR_REMOVED, PALETTE
-from transformer_lib.figures.positions import _table, rope_scores
+from transformer_lib.figures.positions import _table, positional_encoding_figure, rope_scores
 from transformer_lib.models import Transformer
 from transformer_lib.positional_encoding import sinusoidal_table
 from transformer_lib.tokenization import Vocab
@@ -162,6 +162,23 @@ def test_rope_scores_are_the_figures(tmp_path: Path, d_model: int, positions: tu
         float(np.abs(in_page - figure).max()))
     own = np.array(run_js(f"window.tcExplorers.ropeScores({d_model}, {n})", tmp_path))
     assert np.allclose(np.diagonal(own, 3), own[0, 3])  # a function of n - m only, as the figure's
+
+
+@pytest.mark.parametrize(("d_model", "dims", "positions"), [
+    (64, (5, 3), (0, 50)), (64, (0, 20), (0, 50)), (16, (0, 15), (0, 50)), (64, (0, 7), (40, 10)),
+    (64, (0, 7), (0, 50)), (512, (100, 115), (0, 512)),
+])
+def test_the_positional_explorer_refuses_what_the_figure_refuses(tmp_path: Path, d_model: int, dims: tuple[int, int],
+                                                                  positions: tuple[int, int]) -> None:
+    """The page's message is the kernel explorer's: the figure's ValueError, in sentence case."""
+    in_page = run_js(f"window.tcExplorers.positionalProblem({d_model}, {list(dims)}, {list(positions)})", tmp_path)
+    try:
+        positional_encoding_figure(d_model, dims, positions)
+        expected = None
+    except ValueError as err:
+        text = str(err).split(": ", 1)[-1]
+        expected = text[:1].upper() + text[1:]  # as browser.explorers shows it
+    assert in_page == expected
 
 
 # ---------------------------------------------------------------- book-model.js, post-norm and pre-norm

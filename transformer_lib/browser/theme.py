@@ -21,6 +21,7 @@ import json
 import plotly.graph_objects as go
 
 from ..figures.display import BOOK_TEMPLATE, PLOTLY_CONFIG
+from ..figures.positions import MAX_POSITIONS, MAX_WAVES
 
 THEME_FILE = "theme.json"
 THEME_ID = "tc-live-theme"  # the id of the <script type="application/json"> a built page holds
@@ -55,6 +56,8 @@ def theme() -> dict:
         # each named scale as plotly.py stores it in a figure: [[stop, colour], ...]
         "colorscales": {name: [list(stop) for stop in go.Heatmap(colorscale=name).colorscale] for name in COLORSCALES},
         "messages": MESSAGES,
+        # the positional explorer's bounds, as positional_encoding_figure checks them
+        "limits": {"max_positions": MAX_POSITIONS, "max_waves": MAX_WAVES},
     }))
 
 

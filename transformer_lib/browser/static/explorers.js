@@ -271,8 +271,6 @@
 
   // ============================================================== positional-encoding explorer
 
-  const MAX_POSITIONS = 512;
-  const MAX_WAVES = 16;
 
   function frequencies(d) { // omega_i = 1 / 10000^(2i / d)
     const w = [];
@@ -415,9 +413,24 @@
     return { data, layout };
   }
 
+  // The checks and messages of positional_encoding_figure, as the kernel's explorer shows them
+  // (tests/test_live_js.py compares the two); null when the sliders' settings can be drawn.
+  function positionalProblem(d, dims, positions) {
+    const { max_positions: maxPositions, max_waves: maxWaves } = theme().limits;
+    const [a, b] = dims;
+    const [p, q] = positions;
+    if (!(a <= b)) return `Expected 0 <= first <= last <= ${d - 1}, got (${a}, ${b})`;
+    if (b - a + 1 > maxWaves) {
+      return `At most ${maxWaves} waves fit in one plot, got ${b - a + 1} (dimensions ${a} to ${b})`;
+    }
+    if (!(p <= q)) return `Expected 0 <= first <= last <= ${maxPositions}, got (${p}, ${q})`;
+    return null;
+  }
+
   function positionalExplorer(root, state) {
     const slider = (min, max, step, value) => el("input", { type: "range", min: String(min), max: String(max),
       step: String(step), value: String(value) });
+    const { max_positions: MAX_POSITIONS } = theme().limits;
     const dModel = slider(4, MAX_POSITIONS, 2, state.d_model);
     const dimFirst = slider(0, state.d_model - 1, 1, state.dims[0]);
     const dimLast = slider(0, state.d_model - 1, 1, state.dims[1]);
@@ -441,20 +454,10 @@
       line("first position", posFirst), line("last position", posLast), messages, figure, note]));
 
     const value = (input) => Number(input.value);
-    function check() { // the checks and messages of positional_encoding_figure
-      const d = value(dModel);
-      const [a, b] = [value(dimFirst), value(dimLast)];
-      const [p, q] = [value(posFirst), value(posLast)];
-      if (!(a <= b)) return `Expected 0 <= first <= last <= ${d - 1}, got (${a}, ${b})`;
-      if (b - a + 1 > MAX_WAVES) {
-        return `At most ${MAX_WAVES} waves fit in one plot, got ${b - a + 1} (dimensions ${a} to ${b})`;
-      }
-      if (!(p <= q)) return `Expected 0 <= first <= last <= ${MAX_POSITIONS}, got (${p}, ${q})`;
-      return null;
-    }
     function draw() {
       if (!plotlyReady()) return;
-      const problem = check();
+      const problem = positionalProblem(value(dModel), [value(dimFirst), value(dimLast)],
+        [value(posFirst), value(posLast)]);
       if (problem) { message(messages, problem, "error"); return; } // the last good figure stays
       message(messages, "");
       const fig = positionalFigure(value(dModel), [value(dimFirst), value(dimLast)],
@@ -497,7 +500,7 @@
     document.querySelectorAll("div.tc-live").forEach(start);
   }
   window.tcExplorers = { peTable, sinusoidalSimilarity, ropeScores, ropeScoresFor, positionalFigure, attentionFigure,
-    baseLayout, plotConfig };
+    positionalProblem, baseLayout, plotConfig };
   if (typeof document === "undefined") return; // Node, in the tests: the functions above only
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
   else startAll();
