@@ -73,11 +73,11 @@ def serve(site: Path) -> Iterator[str]:
 def live_test_page(folder: Path) -> Path:
     """A minimal page with both live explorers, the same scripts as the book and the model file
     written as the book's build writes it; returns ``folder`` (serve it). Faster than a book build."""
-    from transformer_lib.browser_model import write_book_model
-    from transformer_lib.live_explorers import live_explorer_html
+    from transformer_lib.browser.model import write_book_model
+    from transformer_lib.browser.page import live_explorer_html, write_page_files
 
     static = folder / "_static"
-    shutil.copytree(ROOT / "book" / "_static" / "live", static / "live", dirs_exist_ok=True)
+    write_page_files(static / "live")
     write_book_model(static / "live")
     plotly = static / "vendor" / "plotly"
     plotly.mkdir(parents=True, exist_ok=True)

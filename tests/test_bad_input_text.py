@@ -13,11 +13,11 @@ import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
+from transformer_lib.browser import explorers as viz
 from transformer_lib.capture import capture_attention
 from transformer_lib.checkpoint import load_checkpoint, save_checkpoint
 from transformer_lib.config import TransformerConfig
 from transformer_lib.decoding import translate
-from transformer_lib.figures import explorers as viz
 from transformer_lib.models import Transformer
 from transformer_lib.tokenization import SPECIALS, BPETokenizer, Vocab, normalize_sentence, pad_sequences
 

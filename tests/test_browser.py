@@ -230,3 +230,17 @@ def test_chapters_have_a_binder_launch_button_into_jupyterlab(site: Path) -> Non
         links = re.findall(r'href="(https://mybinder\.org/v2/gh/[^"]+)"', html)
         expected = f"https://mybinder.org/v2/gh/{owner_repo}/{repository['branch']}?urlpath=lab/tree/book/{chapter.name}"
         assert expected in [link.replace("&amp;", "&") for link in links], f"{chapter.name}: Binder links {links}"
+
+
+def test_excerpt_links_point_at_the_commit_the_book_was_built_from(site: Path) -> None:
+    """book/_ext/source_links.py: every link above an excerpt of the library (transformer_lib.source)
+    names the commit checked out for the build, not the branch the notebooks store."""
+    import subprocess
+
+    from transformer_lib.source import REPOSITORY
+
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+    links = [m for page in html_pages(site)
+             for m in re.findall(rf'href="{re.escape(REPOSITORY)}/blob/([^/"]+)/transformer_lib/', page.read_text())]
+    assert len(links) >= 40, f"{len(links)} excerpt links in the built book (44 excerpts when this was written)"
+    assert set(links) == {head.stdout.strip()}

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from transformer_lib.browser.explorers import AttentionExplorer, reading_notes
 from transformer_lib.capture import capture_translation
 from transformer_lib.decoding import Translation, translate
-from transformer_lib.figures.explorers import AttentionExplorer, reading_notes
 from transformer_lib.models import Transformer
 from transformer_lib.tokenization import make_batches
 

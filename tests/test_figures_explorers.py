@@ -6,11 +6,11 @@ import html
 
 import pytest
 
+from transformer_lib.browser import explorers
+from transformer_lib.browser.explorers import AttentionExplorer, PositionalEncodingExplorer
 from transformer_lib.capture import capture_translation
 from transformer_lib.decoding import translate
-from transformer_lib.figures import explorers
 from transformer_lib.figures.display import PLOTLY_MIMETYPE
-from transformer_lib.figures.explorers import AttentionExplorer, PositionalEncodingExplorer
 from transformer_lib.models import Transformer
 
 from .toy_translation import MAX_LEN, SRC, TGT, toy_model

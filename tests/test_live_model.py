@@ -1,4 +1,4 @@
-"""The book's model in the reader's browser (book/_static/live), against the library.
+"""The book's model in the reader's browser (transformer_lib/browser/static), against the library.
 
 A minimal page (tests/book_browser.live_test_page: the book's scripts and the model file its build
 writes) is opened in chromium, offline: for held-out sentences of the corpus the page's greedy
@@ -22,11 +22,12 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_lib.browser_model import MANIFEST_FILE, WEIGHTS_FILE, browser_model_files, read_weights
+from transformer_lib.browser.explorers import AttentionExplorer, PositionalEncodingExplorer, reading_notes
+from transformer_lib.browser.model import MANIFEST_FILE, WEIGHTS_FILE, browser_model_files, read_weights
+from transformer_lib.browser.page import live_explorer_html
+from transformer_lib.browser.theme import theme_json
 from transformer_lib.capture import capture_attention
 from transformer_lib.decoding import translate
-from transformer_lib.figures.explorers import AttentionExplorer, PositionalEncodingExplorer, reading_notes
-from transformer_lib.live_explorers import live_explorer_html
 from transformer_lib.pretrained import book_corpus, book_model
 from transformer_lib.tokenization import normalize_sentence
 
@@ -146,7 +147,8 @@ def test_explorers_offer_the_widget_and_the_live_html(checkpoint) -> None:
 def test_live_html_keeps_any_sentence_inside_its_script() -> None:
     sentence = 'a </script><script>alert(1)</script> & "b"'
     live_html = live_explorer_html("attention", sentence=sentence, result=None)
-    assert live_html.count("</script>") == 1
+    assert live_html.count("</script>") == 2  # the state's and the theme's (transformer_lib.browser.theme)
+    assert f'<script type="application/json" class="tc-live-theme">{theme_json()}</script>' in live_html
     assert _state(live_html)["sentence"] == sentence
     with pytest.raises(ValueError, match="kind"):
         live_explorer_html("bertviz")
@@ -300,6 +302,23 @@ def test_explorers_in_the_built_book_are_live(site: Path, checkpoint, browser, w
                 visit.close()
             assert not visit.problems, (chapter, visit.problems)
             assert after != before, f"{chapter}: the figure did not change"
+
+
+def test_the_built_book_carries_the_page_files_and_the_theme_python_writes(site: Path) -> None:
+    """The build writes the package's scripts and theme.json into _static/live, and each page with
+    an explorer holds the theme inline (script#tc-live-theme), the one the scripts read first."""
+    from importlib import resources
+
+    live = site / "_static" / "live"
+    static = resources.files("transformer_lib.browser") / "static"
+    for name in ("book-model.js", "explorers.js", "explorers.css"):
+        assert (live / name).read_bytes() == (static / name).read_bytes(), name
+    assert (live / "theme.json").read_text() == theme_json()
+    inline = f'<script id="tc-live-theme" type="application/json">{theme_json()}</script>'
+    for chapter in CHAPTERS:
+        page_html = (site / "book" / f"{chapter}.html").read_text()
+        assert page_html.count(inline) == 1, chapter
+        assert page_html.index(inline) < page_html.index("live/book-model.js"), chapter  # before the scripts
 
 
 NORMALIZE_CASES = [

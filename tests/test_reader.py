@@ -201,19 +201,26 @@ def test_repository_url_has_one_source() -> None:
     url = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"].rstrip("/")
     owner = urlparse(url).path.strip("/").split("/")[0]
     pattern = re.compile(rf"https://github\.com/{re.escape(owner)}/[A-Za-z0-9._-]+")
-    files = [*(ROOT / "book").glob("*.md"), *(ROOT / "book").glob("*.ipynb"), ROOT / "README.md"]
+    files = [*(ROOT / "book").glob("*.md"), *(ROOT / "book").glob("*.ipynb"), ROOT / "README.md",
+             ROOT / "transformer_lib" / "source.py"]
     found = {(path.name, m.group(0).removesuffix(".git")) for path in files for m in pattern.finditer(path.read_text())}
     assert ("intro.md", url) in found, "the intro's clone command names the repository"
     assert {u for _, u in found} == {url}, f"a repository URL other than _config.yml's {url}: {sorted(found)}"
+    # the excerpts' links (transformer_lib.source, which a reader's installed wheel cannot read _config.yml for)
+    from transformer_lib import source
+
+    assert ("source.py", url) in found and source.REPOSITORY == url
+    assert source.REVISION == yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["branch"]
 
 
 def test_every_plotly_config_removes_the_same_toolbar_buttons() -> None:
-    """The toolbar is set in three places (figures in notebooks, figures stored earlier, live
-    explorers); all three remove plotly's upload buttons and the same others."""
+    """The toolbar is set in two places (figures in notebooks, figures stored earlier); both remove
+    plotly's upload buttons and the same others. (The live explorers read PLOTLY_CONFIG from the
+    page's theme: tests/test_live_js.py.)"""
     from transformer_lib.figures.display import MODEBAR_REMOVED, PLOTLY_CONFIG
 
     assert PLOTLY_CONFIG["showSendToCloud"] is False and "sendChartToCloud" in MODEBAR_REMOVED
-    for script in ("book/_static/plotly-config.js", "book/_static/live/explorers.js"):
+    for script in ("book/_static/plotly-config.js",):
         text = (ROOT / script).read_text()
         listed = re.search(r"modeBarButtonsToRemove:\s*\[([^\]]*)\]", text)
         assert listed and re.findall(r'"([A-Za-z0-9]+)"', listed.group(1)) == MODEBAR_REMOVED, script

@@ -10,9 +10,11 @@
 * MathJax only on pages with raw TeX left for it: the static_math extension typesets the formulas
   at build time, so no page loads it unless saved widgets need it. Sphinx would also load it on a
   page whose toctree includes a page with equations (the book's root page).
-* The live explorers (``transformer_lib.live_explorers``): on pages that hold one, plotly.js and
-  ``_static/live``'s scripts; the book's model is written there for them at build time
-  (``transformer_lib.browser_model``), and fetched by the page only when the reader first uses it.
+* The live explorers (``transformer_lib.browser.page``): on pages that hold one, plotly.js,
+  ``_static/live``'s scripts and the theme (``transformer_lib.browser.theme``: the look and the
+  messages, inline as ``<script id="tc-live-theme">``). The build writes the scripts there from the
+  package (``browser.page.write_page_files``, with ``theme.json``) and the book's model
+  (``browser.model``), which the page fetches only when the reader first uses it.
   Where the live explorers replaced every saved widget view, the saved widget state and the
   widget manager (1.9 MB) are left out.
 * On every page: ``reader.css`` (a page never wider than a phone's screen, code wrapped at the
@@ -53,7 +55,7 @@ DESIGN_CLASS = re.compile(r'class="(?:[^"]* )?sd-')
 MATHJAX_HUB_SHIM = "mathjax-hub-shim.js"
 WIDGET_MANAGER = "html-manager/embed.js"
 PLOTLY_MARKER = "Plotly.newPlot"
-LIVE_MARKER = 'class="tc-live"'  # transformer_lib.live_explorers.live_explorer_html
+LIVE_MARKER = 'class="tc-live"'  # transformer_lib.browser.page.live_explorer_html
 LIVE_SCRIPTS = ("live/book-model.js", "live/explorers.js")
 LIVE_CSS = "live/explorers.css"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -115,6 +117,10 @@ def add_page_scripts(app: Sphinx, pagename: str, templatename: str, context: dic
     live = _has_live_explorer(context)
     widgets = _loads_widgets(context) and WIDGET_VIEW in context.get("body", "")
     if live:
+        from transformer_lib.browser.theme import THEME_ID, theme_json
+
+        # the build's theme, which the scripts prefer to the copy stored in an explorer's output
+        app.add_js_file(None, body=theme_json(), type="application/json", id=THEME_ID, priority=509)
         for priority, script in enumerate(LIVE_SCRIPTS, start=510):  # after plotly.js, the model first
             app.add_js_file(script, priority=priority)
         app.add_css_file(LIVE_CSS)
@@ -172,11 +178,14 @@ def fix_written_pages(app: Sphinx, exception: Exception | None) -> None:
 
 
 def write_live_model(app: Sphinx, exception: Exception | None) -> None:
-    """The book's model for the live explorers, into the site's _static/live (not committed twice)."""
+    """The live explorers' scripts, theme and the book's model, into the site's _static/live (from
+    the package: not committed twice)."""
     if exception is not None or app.builder.format != "html":
         return
-    from transformer_lib.browser_model import write_book_model
+    from transformer_lib.browser.model import write_book_model
+    from transformer_lib.browser.page import write_page_files
 
+    write_page_files(Path(app.outdir) / "_static" / "live")
     write_book_model(Path(app.outdir) / "_static" / "live")
 
 

@@ -5,9 +5,8 @@
   encodings (chapter 3);
 * ``rnn``, ``embeddings``, ``models``, ``training``: the figures of chapters 1, 2, 6 and 7;
 * ``architecture``: the whole model in one picture, generated from a ``Transformer`` (chapter 6);
-* ``explorers``: the two ipywidgets explorers (the only module that imports ipywidgets);
 * ``bertviz``: bertviz's views, rewritten to load their libraries from the book.
 
 Import from the module (``from transformer_lib.figures.display import show``): this package
-imports none of them, so a figure does not bring in ipywidgets.
+imports none of them. (The explorers, the one module that imports ipywidgets, are in ``browser``.)
 """

@@ -24,8 +24,8 @@ from plotly.io.base_renderers import MimetypeRenderer
 PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
 # The toolbar keeps what works on the page itself (zoom, pan, reset, save as PNG): plotly.js 4
 # offers "Share chart..." by default, which uploads the figure's data to plotly's cloud, and the
-# book promises that nothing leaves the page's host. book/_static/plotly-config.js and the live
-# explorers (book/_static/live/explorers.js) set the same for figures stored before this changed.
+# book promises that nothing leaves the page's host. book/_static/plotly-config.js sets the same for
+# figures stored before this changed; the live explorers read this config from browser.theme.
 MODEBAR_REMOVED = ["sendChartToCloud", "sendDataToCloud", "editInChartStudio", "select2d", "lasso2d",
                    "toggleSpikelines", "hoverClosestCartesian", "hoverCompareCartesian"]
 PLOTLY_CONFIG = {"responsive": True, "displaylogo": False, "showSendToCloud": False,

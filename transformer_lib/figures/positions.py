@@ -1,7 +1,7 @@
 """Every figure of chapter 3 (positional encoding), as plotly figures that work in the static book.
 
 ``positional_encoding_figure`` shows four views of the sinusoidal table and RoPE beside it (the
-positional-encoding explorer in ``figures.explorers`` redraws it); the ``*_menu_figure``
+positional-encoding explorer in ``browser.explorers`` redraws it); the ``*_menu_figure``
 functions precompute every choice behind a slider, so they work without a kernel;
 ``similarity_by_offset_figure`` draws how alike two encodings k positions apart are.
 """

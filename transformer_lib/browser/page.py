@@ -1,4 +1,4 @@
-"""The explorers of the static book: HTML that ``book/_static/live/explorers.js`` makes live.
+"""The explorers of the static book: HTML that ``static/explorers.js`` makes live.
 
 In JupyterLab the explorers are ipywidgets that call back into the kernel. A static page has no
 kernel, so each explorer also offers a ``text/html`` representation (``live_explorer_html``): a
@@ -7,7 +7,7 @@ attention maps the kernel computed, so that the page draws them before any model
 book's configuration (``nb_mime_priority_overrides`` in ``_config.yml``) makes the HTML builder
 prefer this form to the saved widget; the Sphinx extension ``book/_ext/offline_assets.py`` adds
 the scripts to the pages that hold one, and writes the model files the page loads on first use
-(``transformer_lib.browser_model``).
+(``browser.model``). The HTML carries the theme and messages (``browser.theme``) the scripts read.
 """
 
 from __future__ import annotations
@@ -15,15 +15,16 @@ from __future__ import annotations
 import html
 import json
 from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
 
-from .capture import AttentionMaps
-from .decoding import Translation
-from .tokenization import Vocab
-from .validation import check_choice
+from ..capture import AttentionMaps
+from ..decoding import Translation
+from ..tokenization import Vocab
+from ..validation import check_choice
+from .theme import MESSAGES, THEME_FILE, theme_json
 
 KINDS = ("attention", "positional")
-FALLBACK = ("This explorer runs in the page of the built book, or with a Python kernel "
-            "(JupyterLab or Binder).")
 
 
 def _rounded(values: object) -> object:
@@ -60,4 +61,22 @@ def live_explorer_html(kind: str, **settings: object) -> str:
     state = json.dumps(settings, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
     return (f'<div class="tc-live" data-explorer="{kind}">'
             f'<script type="application/json" class="tc-live-state">{state}</script>'
-            f'<p class="tc-live-fallback">{html.escape(FALLBACK)}</p></div>')
+            f'<script type="application/json" class="tc-live-theme">{theme_json()}</script>'
+            f'<p class="tc-live-fallback">{html.escape(MESSAGES["fallback"])}</p></div>')
+
+
+def write_page_files(folder: Path | str) -> list[Path]:
+    """The page's scripts and style (this package's ``static`` folder) and ``theme.json``, written
+    into ``folder`` (the built book's ``_static/live``); return their paths. Unchanged files are left."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {item.name: item.read_bytes() for item in (resources.files(__package__) / "static").iterdir()
+             if item.name.endswith((".js", ".css"))}
+    files[THEME_FILE] = theme_json().encode("ascii")
+    paths = []
+    for name, content in sorted(files.items()):
+        path = folder / name
+        if not path.is_file() or path.read_bytes() != content:
+            path.write_bytes(content)
+        paths.append(path)
+    return paths

@@ -1,6 +1,6 @@
 """The book's model for the reader's browser: weights, configuration and vocabularies in two files.
 
-The static book runs the trained Transformer in the page (``book/_static/live/book-model.js``,
+The static book runs the trained Transformer in the page (``static/book-model.js``,
 plain JavaScript, no runtime to download). It reads
 
 * ``book-model.bin``: every weight tensor of ``model.state_dict()``, little-endian float32, one
@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 from torch import nn
 
-from .models import Transformer
-from .tokenization import SPECIALS, Vocab
+from ..models import Transformer
+from ..tokenization import SPECIALS, Vocab
 
 FORMAT = "transformer-computed/browser-model"
 VERSION = 1
@@ -110,7 +110,7 @@ def write_browser_model(folder: Path | str, model: Transformer, src_vocab: Vocab
 
 def write_book_model(folder: Path | str) -> list[Path]:
     """The book's shipped model (``pretrained.book_model()``), written for the page into ``folder``."""
-    from .pretrained import book_model
+    from ..pretrained import book_model
 
     checkpoint = book_model()
     return write_browser_model(folder, checkpoint.model, checkpoint.src_vocab, checkpoint.tgt_vocab)

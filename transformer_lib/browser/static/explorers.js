@@ -7,31 +7,22 @@
  *                               the table and both similarity matrices are computed here from the
  *                               formulas of section 3.5 and of RoPE.
  * The settings (and the kernel's first translation) come in a <script class="tc-live-state">
- * written by transformer_lib.live_explorers. Figures mirror transformer_lib.visualization's
- * attention_figure and positional_encoding_figure, drawn with the book's copy of plotly.js.
+ * written by transformer_lib.browser.page. Figures mirror transformer_lib.figures.attention's
+ * attention_figure and transformer_lib.figures.positions' positional_encoding_figure, drawn with the
+ * book's copy of plotly.js. Their font, palette, axis style, colour scales and toolbar, and the
+ * messages, are the page's theme (transformer_lib.browser.theme, read through bookModel.theme()):
+ * nothing of the book's look is copied here. Outside a page (Node, in the tests) the functions that
+ * compute are window.tcExplorers.
  */
 (function () {
   "use strict";
 
-  // The book's plotly template (transformer_lib.visualization.BOOK_TEMPLATE) and colour scales.
-  const FONT = { family: "Helvetica, Arial, sans-serif", size: 13, color: "#222" };
-  const AXIS = { gridcolor: "#e5e5e5", zerolinecolor: "#bbb", linecolor: "#888", automargin: true };
-  // Okabe and Ito's colour-blind-safe palette (transformer_lib.figures.display.PALETTE)
-  const COLORWAY = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"];
-  // transformer_lib.figures.display.PLOTLY_CONFIG: no "Share chart..." (it uploads to plotly's cloud)
-  const CONFIG = {
-    responsive: true, displaylogo: false, showSendToCloud: false, showEditInChartStudio: false, showLink: false,
-    modeBarButtonsToRemove: ["sendChartToCloud", "sendDataToCloud", "editInChartStudio", "select2d", "lasso2d",
-      "toggleSpikelines", "hoverClosestCartesian", "hoverCompareCartesian"],
-  };
-  const scale = (colors) => colors.map((c, i) => [i / (colors.length - 1), c]);
-  const BLUES = scale(["rgb(247,251,255)", "rgb(222,235,247)", "rgb(198,219,239)", "rgb(158,202,225)",
-    "rgb(107,174,214)", "rgb(66,146,198)", "rgb(33,113,181)", "rgb(8,81,156)", "rgb(8,48,107)"]);
-  const RDBU = scale(["rgb(103,0,31)", "rgb(178,24,43)", "rgb(214,96,77)", "rgb(244,165,130)",
-    "rgb(253,219,199)", "rgb(247,247,247)", "rgb(209,229,240)", "rgb(146,197,222)", "rgb(67,147,195)",
-    "rgb(33,102,172)", "rgb(5,48,97)"]);
-  const VIRIDIS = scale(["#440154", "#482878", "#3e4989", "#31688e", "#26828e", "#1f9e89", "#35b779",
-    "#6ece58", "#b5de2b", "#fde725"]);
+  // The book's plotly template (transformer_lib.figures.display.BOOK_TEMPLATE), toolbar (its
+  // PLOTLY_CONFIG: no "Share chart...", which uploads to plotly's cloud) and colour scales, from the theme.
+  const theme = () => window.bookModel.theme();
+  const axisStyle = () => theme().axis;
+  const colorscale = (name) => theme().colorscales[name];
+  const plotConfig = () => theme().config;
   const NARROW = 620; // px: below this, one figure per row
 
   // A figure's text alternative, as transformer_lib.figures.display gives the book's other figures.
@@ -42,10 +33,7 @@
   }
 
   function baseLayout(extra) {
-    return Object.assign({
-      font: FONT, colorway: COLORWAY, paper_bgcolor: "white", plot_bgcolor: "white",
-      margin: { l: 60, r: 30, t: 90, b: 50 }, hoverlabel: { font: { size: 13 } },
-    }, extra);
+    return Object.assign(JSON.parse(JSON.stringify(theme().layout)), extra); // a copy: figures change theirs
   }
 
   const escapeHtml = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
@@ -109,12 +97,12 @@
   }
 
   function tokenAxis(tokens, extra) {
-    return Object.assign({}, AXIS, {
+    return Object.assign({}, axisStyle(), {
       tickmode: "array", tickvals: tokens.map((_, i) => i), ticktext: tokens.map(escapeHtml),
     }, extra);
   }
 
-  // transformer_lib.visualization.attention_figure: one head, or every head in a grid.
+  // transformer_lib.figures.attention.attention_figure: one head, or every head in a grid.
   function attentionFigure(result, kind, layer, head, width) {
     const weights = result.attention[kind][layer];
     const [queries, keys] = tokensFor(result, kind);
@@ -122,7 +110,7 @@
     const narrow = width < NARROW;
     const title = `${KIND_TITLES[kind]}, layer ${layer + 1}`;
     const layout = baseLayout({
-      coloraxis: { cmin: 0, cmax: 1, colorscale: BLUES, colorbar: { title: { text: "weight" } } },
+      coloraxis: { cmin: 0, cmax: 1, colorscale: colorscale("Blues"), colorbar: { title: { text: "weight" } } },
     });
     const xTick = { tickangle: -45 };
     const yTick = { autorange: "reversed" };
@@ -225,7 +213,7 @@
       if (!result || !plotlyReady()) return;
       const h = head.value === "all" ? "all" : Number(head.value);
       const fig = attentionFigure(result, kind.value, Number(layer.value), h, figure.clientWidth || root.clientWidth);
-      window.Plotly.react(figure, fig.data, fig.layout, CONFIG);
+      window.Plotly.react(figure, fig.data, fig.layout, plotConfig());
       name(figure, fig.layout);
     }
 
@@ -240,7 +228,7 @@
       }
       const ticket = ++busy;
       button.disabled = true;
-      if (window.bookModel.loadMs === null) message(messages, "Loading the book's model (about 1.1 MB, once)\u2026", "info");
+      if (window.bookModel.loadMs === null) message(messages, window.bookModel.fill("loading", {}), "info");
       try {
         const r = await window.bookModel.translate(text);
         if (ticket === busy) setResult(r);
@@ -249,7 +237,7 @@
           clear();
           const known = err && err.name === "ReaderError";
           message(messages, known ? sentenceCase(err.message) :
-            `Something went wrong (${err && err.message ? err.message : err}).`, known ? err.level : "error");
+            window.bookModel.fill("failed", { error: err && err.message ? err.message : err }), known ? err.level : "error");
         }
       } finally {
         if (ticket === busy) button.disabled = false;
@@ -265,7 +253,7 @@
     if (state.result) setResult(state.result);
     else {
       clear();
-      if (!input.value) message(messages, window.bookModel.messages.empty, "info");
+      if (!input.value) message(messages, window.bookModel.fill("empty", {}), "info");
     }
     root.tcExplorer = { run, input, button, kind, layer, head, figure, output, messages };
   }
@@ -283,8 +271,6 @@
 
   // ============================================================== positional-encoding explorer
 
-  const MAX_POSITIONS = 512;
-  const MAX_WAVES = 16;
 
   function frequencies(d) { // omega_i = 1 / 10000^(2i / d)
     const w = [];
@@ -349,8 +335,10 @@
   // (a, b) of q and (c, e) of k: (a c + b e) cos(theta) + (b c - a e) sin(theta), theta = (n - m) w_i.
   function ropeScores(d, n) {
     const r = normals(2 * d, 0);
-    const q = r.slice(0, d);
-    const k = r.slice(d);
+    return ropeScoresFor(r.slice(0, d), r.slice(d), n);
+  }
+  function ropeScoresFor(q, k, n) { // the scores of one query q and key k (length d) over n positions
+    const d = q.length;
     const w = frequencies(d);
     return byOffset(n, (off) => {
       let s = 0;
@@ -363,7 +351,7 @@
     });
   }
 
-  // transformer_lib.visualization.positional_encoding_figure, in a 2 x 2 grid (one column when narrow).
+  // transformer_lib.figures.positions.positional_encoding_figure, in a 2 x 2 grid (one column when narrow).
   function positionalFigure(d, dims, positions, width) {
     const [firstDim, lastDim] = dims;
     const [first, last] = positions;
@@ -397,9 +385,9 @@
       const n1 = i === 0 ? "" : String(i + 1);
       const x0 = c * (w + hs);
       const y1 = top(r);
-      layout[`xaxis${n1}`] = Object.assign({}, AXIS, { domain: [x0, x0 + w], anchor: `y${n1}`,
+      layout[`xaxis${n1}`] = Object.assign({}, axisStyle(), { domain: [x0, x0 + w], anchor: `y${n1}`,
         title: { text: axisTitles[i][0] } });
-      layout[`yaxis${n1}`] = Object.assign({}, AXIS, { domain: [y1 - h, y1], anchor: `x${n1}` },
+      layout[`yaxis${n1}`] = Object.assign({}, axisStyle(), { domain: [y1 - h, y1], anchor: `x${n1}` },
         { title: { text: axisTitles[i][1] } }, i > 0 ? { autorange: "reversed" } : {});
       layout.annotations.push({ text: titles[i], x: x0 + w / 2, y: y1, xref: "paper", yref: "paper",
         xanchor: "center", yanchor: "bottom", showarrow: false, font: { size: 16 } });
@@ -418,16 +406,31 @@
     const matrix = (z, x, y, hover, axes, extra) => Object.assign({ type: "heatmap", z, x, y, showscale: false,
       xaxis: axes[0], yaxis: axes[1], hovertemplate: hover + "<extra></extra>" }, extra);
     data.push(matrix(table, Array.from({ length: d }, (_, i) => i), xs, "position %{y}, dimension %{x}: %{z:.3f}",
-      ["x2", "y2"], { colorscale: RDBU, zmid: 0 }));
+      ["x2", "y2"], { colorscale: colorscale("RdBu"), zmid: 0 }));
     data.push(matrix(sinusoidalSimilarity(d, n), xs, xs, "m=%{y}, n=%{x}: %{z:.2f}", ["x3", "y3"],
-      { colorscale: VIRIDIS }));
-    data.push(matrix(ropeScores(d, n), xs, xs, "m=%{y}, n=%{x}: %{z:.2f}", ["x4", "y4"], { colorscale: VIRIDIS }));
+      { colorscale: colorscale("Viridis") }));
+    data.push(matrix(ropeScores(d, n), xs, xs, "m=%{y}, n=%{x}: %{z:.2f}", ["x4", "y4"], { colorscale: colorscale("Viridis") }));
     return { data, layout };
+  }
+
+  // The checks and messages of positional_encoding_figure, as the kernel's explorer shows them
+  // (tests/test_live_js.py compares the two); null when the sliders' settings can be drawn.
+  function positionalProblem(d, dims, positions) {
+    const { max_positions: maxPositions, max_waves: maxWaves } = theme().limits;
+    const [a, b] = dims;
+    const [p, q] = positions;
+    if (!(a <= b)) return `Expected 0 <= first <= last <= ${d - 1}, got (${a}, ${b})`;
+    if (b - a + 1 > maxWaves) {
+      return `At most ${maxWaves} waves fit in one plot, got ${b - a + 1} (dimensions ${a} to ${b})`;
+    }
+    if (!(p <= q)) return `Expected 0 <= first <= last <= ${maxPositions}, got (${p}, ${q})`;
+    return null;
   }
 
   function positionalExplorer(root, state) {
     const slider = (min, max, step, value) => el("input", { type: "range", min: String(min), max: String(max),
       step: String(step), value: String(value) });
+    const { max_positions: MAX_POSITIONS } = theme().limits;
     const dModel = slider(4, MAX_POSITIONS, 2, state.d_model);
     const dimFirst = slider(0, state.d_model - 1, 1, state.dims[0]);
     const dimLast = slider(0, state.d_model - 1, 1, state.dims[1]);
@@ -451,25 +454,15 @@
       line("first position", posFirst), line("last position", posLast), messages, figure, note]));
 
     const value = (input) => Number(input.value);
-    function check() { // the checks and messages of positional_encoding_figure
-      const d = value(dModel);
-      const [a, b] = [value(dimFirst), value(dimLast)];
-      const [p, q] = [value(posFirst), value(posLast)];
-      if (!(a <= b)) return `Expected 0 <= first <= last <= ${d - 1}, got (${a}, ${b})`;
-      if (b - a + 1 > MAX_WAVES) {
-        return `At most ${MAX_WAVES} waves fit in one plot, got ${b - a + 1} (dimensions ${a} to ${b})`;
-      }
-      if (!(p <= q)) return `Expected 0 <= first <= last <= ${MAX_POSITIONS}, got (${p}, ${q})`;
-      return null;
-    }
     function draw() {
       if (!plotlyReady()) return;
-      const problem = check();
+      const problem = positionalProblem(value(dModel), [value(dimFirst), value(dimLast)],
+        [value(posFirst), value(posLast)]);
       if (problem) { message(messages, problem, "error"); return; } // the last good figure stays
       message(messages, "");
       const fig = positionalFigure(value(dModel), [value(dimFirst), value(dimLast)],
         [value(posFirst), value(posLast)], figure.clientWidth || root.clientWidth);
-      window.Plotly.react(figure, fig.data, fig.layout, CONFIG);
+      window.Plotly.react(figure, fig.data, fig.layout, plotConfig());
       name(figure, fig.layout);
     }
     dModel.addEventListener("change", () => { // the dimension sliders stay inside the new d_model
@@ -506,6 +499,9 @@
   function startAll() {
     document.querySelectorAll("div.tc-live").forEach(start);
   }
+  window.tcExplorers = { peTable, sinusoidalSimilarity, ropeScores, ropeScoresFor, positionalFigure, attentionFigure,
+    positionalProblem, baseLayout, plotConfig };
+  if (typeof document === "undefined") return; // Node, in the tests: the functions above only
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
   else startAll();
 })();

@@ -12,26 +12,34 @@
  *                     (2 S + 10), capped so that <sos> and every output token fit in the positions
  *   attention maps    capture.capture_attention for the decoder input <sos> + output (without <eos>)
  * The weights (book-model.bin, float32) and everything else (book-model.json) are written by
- * transformer_lib.browser_model at book build time, and fetched the first time they are needed.
+ * transformer_lib.browser.model at book build time, and fetched the first time they are needed.
+ * The messages come from the page's theme (transformer_lib.browser.theme), read by theme() below.
+ * Outside a page (Node, in the tests) there is no document: the model runs from bookModel.Model.
  */
 (function () {
   "use strict";
   if (window.bookModel) return;
 
-  const scriptUrl = (document.currentScript && document.currentScript.src) || window.location.href;
+  const hasDocument = typeof document !== "undefined";
+  const scriptUrl = (hasDocument && document.currentScript && document.currentScript.src) ||
+    (window.location && window.location.href) || "http://localhost/";
   const MANIFEST_URL = new URL("book-model.json", scriptUrl).href;
 
-  // The messages of transformer_lib.visualization's AttentionExplorer and translate_sentence.
-  const MESSAGES = {
-    empty: "Type a sentence above, then press Enter or Translate.",
-    unknown: (unk, words) => `Not in the vocabulary, so the model reads them as ${unk}: ` +
-      words.map((w) => `\u201c${w}\u201d`).join(", ") + ".",
-    readAs: (text, changes) => `Read as \u201c${text}\u201d (${changes.join("; ")}), the way the training ` +
-      "sentences are written.",
-    noWords: "No words left once punctuation is removed; type a sentence to translate",
-    tooLong: (n, max) => `The sentence is ${n} tokens long, but this model reads at most ${max}: ` +
-      `only the first ${max} were used.`,
-  };
+  // The theme and messages of transformer_lib.browser.theme: the JSON the build writes into the page
+  // (script#tc-live-theme), else the copy an explorer's HTML carries (script.tc-live-theme).
+  let THEME = null;
+  function theme() {
+    if (!THEME && hasDocument) {
+      const node = document.getElementById("tc-live-theme") || document.querySelector("script.tc-live-theme");
+      if (node) THEME = JSON.parse(node.textContent);
+    }
+    if (!THEME) throw new Error("this page holds no theme (transformer_lib.browser.theme)");
+    return THEME;
+  }
+  // A message template with {name} fields filled in, as Python's str.format fills them.
+  function fill(name, values) {
+    return theme().messages[name].replace(/\{(\w+)\}/g, (_, key) => String(values[key]));
+  }
 
   // The characters Python's str.split() splits at (str.isspace), which Vocab.encode uses. JavaScript's
   // \\s is another set (it has U+FEFF and lacks U+001C..U+001F); tests/test_live_model.py compares.
@@ -112,7 +120,7 @@
   // What the explorer checks before any model is loaded: a string with at least one word.
   function checkText(text) {
     if (typeof text !== "string") throw new ReaderError(`sentence: expected a str, got ${typeof text}`);
-    if (words(text).length === 0) throw new ReaderError(MESSAGES.empty, "info");
+    if (words(text).length === 0) throw new ReaderError(fill("empty", {}), "info");
   }
 
   class ReaderError extends Error {
@@ -369,14 +377,15 @@
       checkText(typed);
       const cfg = this.config;
       const [text, changes] = normalize(typed); // as the training sentences are written
-      if (!words(text).length) throw new ReaderError(MESSAGES.noWords);
+      if (!words(text).length) throw new ReaderError(fill("no_words", {}));
       const { ids: allIds, unknown } = this.tokenize(text);
       const notes = [];
-      if (changes.length) notes.push(MESSAGES.readAs(text, changes));
-      if (unknown.length) notes.push(MESSAGES.unknown(this.srcVocab[this.ids.unk], [...new Set(unknown)]));
+      if (changes.length) notes.push(fill("read_as", { text, changes: changes.join("; ") }));
+      if (unknown.length) notes.push(fill("unknown", { unk: this.srcVocab[this.ids.unk],
+        words: [...new Set(unknown)].map((word) => fill("unknown_word", { word })).join(", ") }));
       let ids = allIds;
       if (ids.length > cfg.max_len) {
-        notes.push(MESSAGES.tooLong(ids.length, cfg.max_len));
+        notes.push(fill("too_long", { typed: ids.length, read: cfg.max_len }));
         ids = ids.slice(0, cfg.max_len);
       }
       const { memory, maps: encoderSelf } = this.encode(ids);
@@ -461,7 +470,10 @@
     loadMs: null,
     load,
     ReaderError,
-    messages: MESSAGES,
+    Model, // the forward pass on a manifest and its weights, without fetching (tests run it in Node)
+    theme,
+    setTheme(value) { THEME = value; }, // for a page without one (the tests in Node)
+    fill,
     whitespace: [...WHITESPACE].join(""),
     words,
     normalize,

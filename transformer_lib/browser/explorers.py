@@ -17,12 +17,13 @@ import plotly.graph_objects as go
 
 from ..capture import AttentionMaps, capture_translation
 from ..decoding import Translation, max_decode_length, translate
-from ..live_explorers import live_explorer_html, translation_payload
+from ..figures.attention import ATTENTION_KINDS, attention_figure
+from ..figures.display import figure_mimebundle
+from ..figures.positions import MAX_POSITIONS, positional_encoding_figure
 from ..models import Transformer
 from ..tokenization import Vocab, normalize_sentence
-from .attention import ATTENTION_KINDS, attention_figure
-from .display import figure_mimebundle
-from .positions import MAX_POSITIONS, positional_encoding_figure
+from .page import live_explorer_html, translation_payload
+from .theme import MESSAGES
 
 
 def _show_in(output: widgets.Output, fig: go.Figure) -> None:
@@ -48,13 +49,11 @@ def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int 
     sentence longer than the model reads (``typed_tokens``, when the explorer had to cut it)."""
     notes = []
     if translation.unknown_words:
-        listed = ", ".join(f"“{w}”" for w in dict.fromkeys(translation.unknown_words))
-        unk = src_vocab.itos[src_vocab.unk_id]
-        notes.append(f"Not in the vocabulary, so the model reads them as {unk}: {listed}.")
+        listed = ", ".join(MESSAGES["unknown_word"].format(word=w) for w in dict.fromkeys(translation.unknown_words))
+        notes.append(MESSAGES["unknown"].format(unk=src_vocab.itos[src_vocab.unk_id], words=listed))
     read = len(translation.src_ids)
     if typed_tokens is not None and typed_tokens > read:
-        notes.append(f"The sentence is {typed_tokens} tokens long, but this model reads at most "
-                     f"{read}: only the first {read} were used.")
+        notes.append(MESSAGES["too_long"].format(typed=typed_tokens, read=read))
     return notes
 
 
@@ -122,7 +121,7 @@ class AttentionExplorer:
         except ValueError as err:  # the argument checks of this library: already a sentence for a reader
             self.messages.value = _message(_sentence_case(str(err).split(": ", 1)[-1]), "error")
         except Exception as err:  # noqa: BLE001 -- a reader must never see a traceback
-            self.messages.value = _message(f"Something went wrong ({type(err).__name__}: {err}).", "error")
+            self.messages.value = _message(MESSAGES["failed"].format(error=f"{type(err).__name__}: {err}"), "error")
 
     def run(self) -> None:
         """Translate the sentence in the box and draw the chosen attention map."""
@@ -131,20 +130,20 @@ class AttentionExplorer:
         self.output_text.value = ""
         self.figure.outputs = ()
         if not self.sentence.value.strip():
-            self.messages.value = _message("Type a sentence above, then press Enter or Translate.", "info")
+            self.messages.value = _message(MESSAGES["empty"], "info")
             return
         # Written the way the training sentences are (lower case, no punctuation), with a note if
         # that changed anything; then, since translate() refuses a sentence longer than the model
         # reads, the explorer reads the first words it can and says so (reading_notes).
         sentence, changes = normalize_sentence(self.sentence.value)
         if not sentence:
-            raise ValueError("sentence: no words left once punctuation is removed; type a sentence to translate")
+            raise ValueError(f"sentence: {MESSAGES['no_words'][:1].lower()}{MESSAGES['no_words'][1:]}")
         words, limit = sentence.split(), max_decode_length(self.model)
         if limit is not None and len(words) > limit:
             sentence = " ".join(words[:limit])
         result = translate(self.model, sentence, self.src_vocab, self.tgt_vocab, beam_size=self.beam_size)
         self.result, self.maps = result, capture_translation(self.model, result, self.src_vocab, self.tgt_vocab)
-        read_as = [f"Read as “{' '.join(words)}” ({'; '.join(changes)}), the way the training sentences are written."]
+        read_as = [MESSAGES["read_as"].format(text=" ".join(words), changes="; ".join(changes))]
         self.notes = (read_as if changes else []) + reading_notes(result, self.src_vocab, typed_tokens=len(words))
         text = html.escape(result.text) or "(nothing)"
         self.output_text.value = (f"<b>Model output:</b> {text} "
@@ -217,7 +216,7 @@ class PositionalEncodingExplorer:
         except ValueError as err:
             self.messages.value = _message(_sentence_case(str(err).split(": ", 1)[-1]), "error")
         except Exception as err:  # noqa: BLE001 -- a reader must never see a traceback
-            self.messages.value = _message(f"Something went wrong ({type(err).__name__}: {err}).", "error")
+            self.messages.value = _message(MESSAGES["failed"].format(error=f"{type(err).__name__}: {err}"), "error")
 
     def _d_model_changed(self) -> None:
         self.dims.max = self.d_model.value - 1  # moves the chosen range inside the new bounds

@@ -1,0 +1,66 @@
+"""The look and the words the page's explorers share with the kernel's: one JSON, written by Python.
+
+The explorers of the static book (``static/explorers.js``, ``static/book-model.js``) draw figures
+and say things to the reader that the kernel's explorers (``browser.explorers``) and figures
+(``figures.display``) also draw and say. Rather than copying the palette, font, axis style,
+toolbar and messages into JavaScript by hand, the page reads them from :func:`theme_json`:
+
+* the book's build (``book/_ext/offline_assets.py``) writes it into ``_static/live/theme.json``
+  and into each page that holds an explorer, as ``<script id="tc-live-theme">``;
+* an explorer's HTML made in a kernel (``browser.page.live_explorer_html``) carries it too, so the
+  scripts need nothing else wherever that HTML is shown.
+
+Messages are templates with ``{name}`` fields, filled in by ``str.format`` here and by the same
+rule in the page (``fill`` in ``book-model.js``). Tests compare what the page does with these.
+"""
+
+from __future__ import annotations
+
+import json
+
+import plotly.graph_objects as go
+
+from ..figures.display import BOOK_TEMPLATE, PLOTLY_CONFIG
+from ..figures.positions import MAX_POSITIONS, MAX_WAVES
+
+THEME_FILE = "theme.json"
+THEME_ID = "tc-live-theme"  # the id of the <script type="application/json"> a built page holds
+
+# What the explorers tell the reader, in the kernel and in the page.
+MESSAGES = {
+    "empty": "Type a sentence above, then press Enter or Translate.",
+    "unknown": "Not in the vocabulary, so the model reads them as {unk}: {words}.",
+    "unknown_word": "\u201c{word}\u201d",  # each word of "unknown", joined by ", "
+    "read_as": "Read as \u201c{text}\u201d ({changes}), the way the training sentences are written.",
+    "no_words": "No words left once punctuation is removed; type a sentence to translate",
+    "too_long": "The sentence is {typed} tokens long, but this model reads at most {read}: "
+                "only the first {read} were used.",
+    "failed": "Something went wrong ({error}).",
+    "loading": "Loading the book's model (about 1.1 MB, once)\u2026",
+    "fallback": "This explorer runs in the page of the built book, or with a Python kernel (JupyterLab or Binder).",
+}
+# plotly.js options plotly.py's config does not need to name (plotly.py never shows these links)
+PAGE_ONLY_CONFIG = {"showEditInChartStudio": False, "showLink": False}
+COLORSCALES = ("Blues", "RdBu", "Viridis")  # the explorers' heatmaps, as in figures.attention/positions
+
+
+def theme() -> dict:
+    """The page's theme: plotly layout defaults, axis style, toolbar config, colour scales, messages."""
+    layout = BOOK_TEMPLATE.layout.to_plotly_json()
+    axis = layout.pop("xaxis")
+    layout.pop("yaxis")
+    return json.loads(json.dumps({  # a copy: changing it changes nothing of the library's
+        "layout": layout,
+        "axis": axis,
+        "config": {**PLOTLY_CONFIG, **PAGE_ONLY_CONFIG},
+        # each named scale as plotly.py stores it in a figure: [[stop, colour], ...]
+        "colorscales": {name: [list(stop) for stop in go.Heatmap(colorscale=name).colorscale] for name in COLORSCALES},
+        "messages": MESSAGES,
+        # the positional explorer's bounds, as positional_encoding_figure checks them
+        "limits": {"max_positions": MAX_POSITIONS, "max_waves": MAX_WAVES},
+    }))
+
+
+def theme_json() -> str:
+    """:func:`theme` as compact JSON, safe inside a ``<script>`` element (no ``</``)."""
+    return json.dumps(theme(), ensure_ascii=True, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
