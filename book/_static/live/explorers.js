@@ -17,7 +17,7 @@
   const FONT = { family: "Helvetica, Arial, sans-serif", size: 13, color: "#222" };
   const AXIS = { gridcolor: "#e5e5e5", zerolinecolor: "#bbb", linecolor: "#888", automargin: true };
   // Okabe and Ito's colour-blind-safe palette (transformer_lib.figures.display.PALETTE)
-  const COLORWAY = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"];
+  const COLORWAY = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#BF8300", "#3993D0", "#000000", "#8A7D00"];
   // transformer_lib.figures.display.PLOTLY_CONFIG: no "Share chart..." (it uploads to plotly's cloud)
   const CONFIG = {
     responsive: true, displaylogo: false, showSendToCloud: false, showEditInChartStudio: false, showLink: false,
@@ -130,7 +130,8 @@
     if (head === "all") {
       const cols = narrow ? 1 : Math.min(nHeads, nHeads <= 4 ? 2 : 4);
       const rows = Math.ceil(nHeads / cols);
-      const hs = 0.08;
+      // room between columns for the query tokens and "query" (as figures/attention.py's _column_gap)
+      const hs = Math.min(0.2, Math.max(0.08, (7 * Math.max(1, ...queries.map((q) => String(q).length)) + 30) / 600));
       const vs = narrow ? 0.3 / rows : 0.18;
       const w = (1 - hs * (cols - 1)) / cols;
       const h = (1 - vs * (rows - 1)) / rows;
@@ -455,11 +456,11 @@
       const d = value(dModel);
       const [a, b] = [value(dimFirst), value(dimLast)];
       const [p, q] = [value(posFirst), value(posLast)];
-      if (!(a <= b)) return `Expected 0 <= first <= last <= ${d - 1}, got (${a}, ${b})`;
+      if (!(a <= b)) return `The first dimension (${a}) is after the last (${b}): choose a first dimension no larger than the last.`;
       if (b - a + 1 > MAX_WAVES) {
-        return `At most ${MAX_WAVES} waves fit in one plot, got ${b - a + 1} (dimensions ${a} to ${b})`;
+        return `Dimensions ${a} to ${b} are ${b - a + 1} waves; at most ${MAX_WAVES} fit in one plot: choose a shorter range.`;
       }
-      if (!(p <= q)) return `Expected 0 <= first <= last <= ${MAX_POSITIONS}, got (${p}, ${q})`;
+      if (!(p <= q)) return `The first position (${p}) is after the last (${q}): choose a first position no larger than the last.`;
       return null;
     }
     function draw() {
