@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
 
@@ -117,6 +118,7 @@ def test_positional_explorer_reports_bad_choices_and_keeps_working() -> None:
     assert len(explorer.figure.outputs) == 1 and explorer.messages.value == ""
     explorer.dims.value = (0, 31)  # 32 waves: too many for one plot
     assert "At most 16 waves" in explorer.messages.value
+    assert re.search(r"\(dimensions 0 to 31\)\.</div>", explorer.messages.value)  # a sentence, with its full stop
     explorer.dims.value = (4, 9)
     assert explorer.messages.value == ""
     figure = explorer.figure.outputs[0]["data"][PLOTLY_MIMETYPE]
