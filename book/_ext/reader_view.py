@@ -73,7 +73,7 @@ def reader_notebook(notebook: dict) -> dict:
 
 
 def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
-    if not app.env.doc2path(docname).suffix == ".ipynb":
+    if not str(app.env.doc2path(docname)).endswith(".ipynb"):
         return
     source[0] = json.dumps(reader_notebook(json.loads(source[0])), ensure_ascii=False)
 
