@@ -463,15 +463,23 @@
       if (!(p <= q)) return `The first position (${p}) is after the last (${q}): choose a first position no larger than the last.`;
       return null;
     }
+    let good = null; // the settings of the last good figure, which stays while an error shows
+    function paint(settings) { // at the figure's width now: after a resize too, error or not
+      const fig = positionalFigure(...settings, figure.clientWidth || root.clientWidth);
+      window.Plotly.react(figure, fig.data, fig.layout, CONFIG);
+      name(figure, fig.layout);
+    }
     function draw() {
       if (!plotlyReady()) return;
       const problem = check();
-      if (problem) { message(messages, problem, "error"); return; } // the last good figure stays
+      if (problem) {
+        message(messages, problem, "error");
+        if (good) paint(good);
+        return;
+      }
       message(messages, "");
-      const fig = positionalFigure(value(dModel), [value(dimFirst), value(dimLast)],
-        [value(posFirst), value(posLast)], figure.clientWidth || root.clientWidth);
-      window.Plotly.react(figure, fig.data, fig.layout, CONFIG);
-      name(figure, fig.layout);
+      good = [value(dModel), [value(dimFirst), value(dimLast)], [value(posFirst), value(posLast)]];
+      paint(good);
     }
     dModel.addEventListener("change", () => { // the dimension sliders stay inside the new d_model
       for (const input of [dimFirst, dimLast]) {
