@@ -137,10 +137,11 @@ _GRID_AXIS_TITLES = ("key", "query")
 def _column_gap(token_lists: list[list[str]]) -> float:
     """The gap between a grid's columns, as a fraction of the plot's width: room for the right-hand
     panels' query tokens and their "query" title, which a fixed 8% left on the left-hand heatmap.
-    About 7 px a character of the 13 px font, 30 px for the title, in a plot about 600 px wide;
+    About 8 px a character of the 13 px tick font and 50 px for the ticks and the title, in a plot
+    about 500 px wide (the book's column less the margins and the colour bar);
     book/_static/live/explorers.js spaces its grids alike."""
     longest = max((len(str(token)) for tokens in token_lists for token in tokens), default=1)
-    return min(0.2, max(0.08, (7 * longest + 30) / 600))
+    return min(0.25, max(0.1, (8 * longest + 50) / 500))
 # Menus stack above the plot, one per line, each a fixed number of pixels above the plot area,
 # so that on a phone's narrow column they never overlap (side by side they did).
 _MENU_LINE_PX = 34
@@ -291,7 +292,10 @@ def mask_figure(mask: Tensor, queries: Sequence[str], keys: Sequence[str] | None
                                       thickness=14, outlinecolor="#888", outlinewidth=1),
     ))
     fig.update_layout(
-        template=BOOK_TEMPLATE, title=dict(text=title), height=120 + 45 * len(queries),
+        # the title at the top of the figure: in the middle of the top margin (plotly's default) it
+        # lay on the key axis's title, which this figure puts above the plot
+        template=BOOK_TEMPLATE, title=dict(text=title, y=1, yref="container", yanchor="top", pad=dict(t=14)),
+        height=120 + 45 * len(queries),
         xaxis=dict(tickmode="array", tickvals=list(range(len(keys))), ticktext=[html.escape(k) for k in keys],
                    title=dict(text="key"), side="top"),
         yaxis=dict(tickmode="array", tickvals=list(range(len(queries))),

@@ -131,7 +131,7 @@
       const cols = narrow ? 1 : Math.min(nHeads, nHeads <= 4 ? 2 : 4);
       const rows = Math.ceil(nHeads / cols);
       // room between columns for the query tokens and "query" (as figures/attention.py's _column_gap)
-      const hs = Math.min(0.2, Math.max(0.08, (7 * Math.max(1, ...queries.map((q) => String(q).length)) + 30) / 600));
+      const hs = Math.min(0.25, Math.max(0.1, (8 * Math.max(1, ...queries.map((q) => String(q).length)) + 50) / 500));
       const vs = narrow ? 0.3 / rows : 0.18;
       const w = (1 - hs * (cols - 1)) / cols;
       const h = (1 - vs * (rows - 1)) / rows;
