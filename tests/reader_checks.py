@@ -103,7 +103,7 @@ FIT_JS = """() => {
 # The centre of every figure's title, scrolled into view: the topmost element there is the title.
 TITLES_JS = """() => {
   const found = [];
-  const titles = [...document.querySelectorAll('.js-plotly-plot .gtitle, .tc-figure svg .tc-figure-title')];
+  const titles = [...document.querySelectorAll('.js-plotly-plot .gtitle, .tc-figure .tc-figure-title')];
   for (const t of titles) {
     if (!t.textContent.trim()) continue;
     t.scrollIntoView({block: 'center', inline: 'nearest'});
@@ -116,7 +116,7 @@ TITLES_JS = """() => {
     for (const [x, y] of points) {
       if (x < 0 || y < 0 || x > innerWidth || y > innerHeight) continue;
       const hit = document.elementFromPoint(x, y);
-      const root = t.closest('.js-plotly-plot') || t.closest('svg');
+      const root = t.closest('.js-plotly-plot') || t.closest('.tc-figure');
       // plotly's title layer lets the pointer through to the plot below it: what is hit there is the
       // figure's own drag layer or the title itself; anything else (the toolbar, a control) covers it
       const own = hit && (t.contains(hit) || hit === t || (root.contains(hit)

@@ -43,6 +43,7 @@ def test_svg_has_title_shapes_and_links():
     # a box that scrolls with the keyboard and a cue saying so
     assert 'role="group" aria-labelledby="tc-architecture-title"' in svg
     assert '<title id="tc-architecture-title">The Transformer' in svg
+    assert '<p class="tc-figure-title">The Transformer' in svg  # above the picture: it wraps on a phone
     desc = svg.split("<desc>")[1].split("</desc>")[0]
     assert desc.startswith("The encoder, bottom to top: input embedding")
     assert "encoder layer 2 of 2 (1, 5, 128) to (1, 5, 128)" in desc

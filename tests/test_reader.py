@@ -138,17 +138,17 @@ def test_reader_phone_keyboard_offline(site: Path) -> None:
                                  f"sliders, {figure['keys']} keyboard controls")
                 if not figure["name"]:
                     found.append(f"plotly figure {figure['id']} {figure['title']!r}: no accessible name")
+            page.screenshot(path=str(shot(name, "desktop")), full_page=True)  # before the checks scroll and focus
             found += [f"axe, desktop: {v}" for v in axe_violations(page)]
             found += [f"desktop: {p}" for p in figure_problems(page) + keyboard_problems(page)]
-            page.screenshot(path=str(shot(name, "desktop")), full_page=True)
             context.close()
             context, page = open_page(browser, base + name, PHONE)
             width = page.evaluate(WIDTH_JS, PHONE["width"])
             if width["width"] > PHONE["width"]:
                 found.append(f"{width['width']} px wide on a {PHONE['width']} px phone: {width['wide']}")
+            page.screenshot(path=str(shot(name, "phone")), full_page=True)
             found += [f"axe, phone: {v}" for v in axe_violations(page)]
             found += [f"phone: {p}" for p in figure_problems(page) + keyboard_problems(page)]
-            page.screenshot(path=str(shot(name, "phone")), full_page=True)
             context.close()
     print("links to other hosts:", json.dumps({h: sorted(u)[:5] for h, u in external.items()}, indent=1))
     problems = {name: found for name, found in problems.items() if found}

@@ -135,7 +135,10 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
     height = head + max(column_h.values()) + 70
     # Full width in a column as wide as the picture, down to MIN_WIDTH (at 12 px * 620/760 the text
     # is still readable); narrower than that (a phone), it scrolls sideways in its own box, which says so.
-    out = [f'<div class="tc-figure"><p class="tc-scroll-cue">{escape(SCROLL_CUE)}</p>',
+    # The title is the page's text above the picture, where it wraps on a phone (inside the SVG, centred
+    # on 760 px, half of it was off a phone's screen); the SVG's <title> names the picture.
+    out = [f'<div class="tc-figure"><p class="tc-figure-title">{escape(title)}</p>'
+           f'<p class="tc-scroll-cue">{escape(SCROLL_CUE)}</p>',
            f'<div class="tc-figure-scroll" role="region" tabindex="0" aria-label="{escape(title)} (scrolls sideways)">',
            f'<svg xmlns="http://www.w3.org/2000/svg" width="100%" viewBox="0 0 {width} {height}" '
            f'style="display:block;min-width:{MIN_WIDTH}px;max-width:{width}px" role="group" '
@@ -143,9 +146,6 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
            f'<title id="tc-architecture-title">{escape(title)}</title><desc>{escape(text_alternative(blocks))}</desc>',
            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
            'orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#444"/></marker></defs>',
-           f'<text class="tc-figure-title" x="{width / 2}" y="24" text-anchor="middle" font-size="16" '
-           'font-weight="bold">'
-           f'{escape(title)}</text>',
            f'<text x="{width / 2}" y="{height - 8}" text-anchor="middle" fill="#a33">red: the shape (batch, positions, '
            'features) measured on each arrow; click a box to read the section that builds it</text>']
     top_of_encoder = None
