@@ -8,7 +8,9 @@ its ids and links rewritten so that a link to another chapter lands on it inside
 cover and a table of contents. Chromium draws it as a reader's browser does (plotly figures, the
 formulas typeset at build time, the explorers' first state), then prints it: A4, links kept,
 the PDF's outline (bookmarks) from the headings. Before printing, every figure must have drawn
-(``undrawn_figures``); a figure is never split across two PDF pages (``PRINT_CSS``).
+(``UNDRAWN_JS``) and every formula's glyphs must be there (``MISSING_GLYPHS_JS``); a figure is
+never split across two PDF pages (``PRINT_CSS``). Links to files of the site that are not pages
+(the PDF itself, downloads) lose their address: in a PDF they would point at the print server.
 
 The PDF is written into the site's _static folder, so that the site serves it: the intro links it.
 """
@@ -64,6 +66,12 @@ UNDRAWN_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].filter(p
 }).map(p => `${p.id} ${JSON.stringify(((p.layout || {}).title || {}).text || '').slice(0, 60)}`)"""
 
 
+# a formula's glyph that is not on the page (the page's glyphs were left behind): a blank in the text
+MISSING_GLYPHS_JS = """() => [...new Set([...document.querySelectorAll('use')]
+  .map(u => (u.getAttribute('xlink:href') || u.getAttribute('href') || '').slice(1))
+  .filter(id => id && !document.getElementById(id)))].slice(0, 10)"""
+
+
 def toc_pages(root: Path = ROOT) -> list[str]:
     """The book's pages in reading order, from _toc.yml (paths without suffix)."""
     toc = yaml.safe_load((root / "_toc.yml").read_text())
@@ -92,6 +100,8 @@ def _article(html: str, page: str, pages: set[str]) -> tuple[str, str, list[tupl
         elif target.endswith(".html") and Path(target).stem in pages and "//" not in target:
             other = Path(target).stem
             link["href"] = f"#{other}--{fragment}" if fragment else f"#{other}--top"
+        elif not re.match(r"^[a-z][a-z0-9+.-]*:", target):
+            del link["href"]  # a file of the site (the PDF itself, a download): no address outside the site
     for image in article.select("img[src]"):
         image["src"] = re.sub(r"^(\.\./)+", "", image["src"])
     for script in article.select("script"):
@@ -110,7 +120,7 @@ def _article(html: str, page: str, pages: set[str]) -> tuple[str, str, list[tupl
 def print_page(site: Path, pages: list[str]) -> str:
     """The whole book as one HTML page (see the module's docstring)."""
     names = {_key(p) for p in pages}
-    parts, contents, links = [], [], []
+    parts, contents, links, glyphs = [], [], [], {}
     for page in pages:
         path = site / f"{page}.html"
         if not path.exists():
@@ -121,6 +131,10 @@ def print_page(site: Path, pages: list[str]) -> str:
             href = re.sub(r"^(\.\./)+", "", link["href"])
             if href not in links:
                 links.append(href)
+        # the formulas' glyphs (book/_ext/static_math.py puts each page's at the end of its body): one
+        # glyph has one id and the same shape on every page
+        for glyph in soup.select("svg#MJX-SVG-global-cache defs > *[id]"):
+            glyphs.setdefault(glyph["id"], str(glyph))
         title, article, sections = _article(html, page, names)
         key = _key(page)
         parts.append(f'<div class="tc-chapter" id="{key}--top">{article}</div>')
@@ -137,7 +151,9 @@ def print_page(site: Path, pages: list[str]) -> str:
             '<p>Printed from the HTML book: every figure as the book draws it; the explorers show their first '
             'state (they run in the HTML book and in the notebooks).</p></div>'
             f'<nav class="tc-chapter tc-contents" aria-label="Contents"><h1>Contents</h1><ol>{"".join(contents)}'
-            f'</ol></nav>{"".join(parts)}</body></html>')
+            f'</ol></nav>{"".join(parts)}'
+            f'<svg id="MJX-SVG-global-cache" style="display: none" aria-hidden="true"><defs>{"".join(glyphs.values())}'
+            '</defs></svg></body></html>')
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -180,6 +196,9 @@ def build_pdf(site: Path, output: Path | None = None, chromium: str | None = Non
             undrawn = page.evaluate(UNDRAWN_JS)
             if undrawn:
                 raise RuntimeError(f"figures that drew nothing: {undrawn}")
+            missing = page.evaluate(MISSING_GLYPHS_JS)
+            if missing:
+                raise RuntimeError(f"formulas whose glyphs are missing: {missing}")
             page.emulate_media(media="print")
             page.pdf(path=str(output), format="A4", print_background=True, outline=True, tagged=True,
                      display_header_footer=True, header_template="<span></span>",
