@@ -38,7 +38,16 @@ def test_pre_norm_and_depth_change_the_picture():
 
 def test_svg_has_title_shapes_and_links():
     svg = architecture_svg(architecture_blocks(_model(), src_len=5, tgt_len=6))
-    assert svg.startswith("<svg") and svg.endswith("</svg>")
+    assert svg.startswith('<div class="tc-figure">') and svg.endswith("</svg></div></div>")
+    # a text alternative (its <title> and <desc>, the shapes in words) and, too wide for a phone,
+    # a box that scrolls with the keyboard and a cue saying so
+    assert 'role="group" aria-labelledby="tc-architecture-title"' in svg
+    assert '<title id="tc-architecture-title">The Transformer' in svg
+    assert '<p class="tc-figure-title">The Transformer' in svg  # above the picture: it wraps on a phone
+    desc = svg.split("<desc>")[1].split("</desc>")[0]
+    assert desc.startswith("The encoder, bottom to top: input embedding")
+    assert "encoder layer 2 of 2 (1, 5, 128) to (1, 5, 128)" in desc
+    assert 'class="tc-figure-scroll" role="region" tabindex="0"' in svg and "scroll it sideways" in svg
     assert "The Transformer" in svg and "(1, 6, 40)" in svg and "(1, 5)" in svg
     for link in (SECTION_LINKS["encoder layer"], SECTION_LINKS["cross-attention"], SECTION_LINKS["positions"]):
         assert f'href="{link}"' in svg

@@ -52,6 +52,11 @@ def test_attention_figure_all_heads_is_a_grid(maps: AttentionMaps) -> None:
     for h, trace in enumerate(fig.data):
         np.testing.assert_allclose(trace.z, maps.encoder_self[1][0, h].numpy(), atol=5e-5)
     assert {trace.xaxis for trace in fig.data} == {"x", "x2"}
+    # the gap between the columns holds the right-hand panel's query tokens and its "query" title:
+    # 8 px a character and 50 px for the ticks and title, of a plot about 500 px wide
+    gap = fig.layout.xaxis2.domain[0] - fig.layout.xaxis.domain[1]
+    longest = max(len(t) for t in maps.src_tokens[0])
+    assert gap == pytest.approx(min(0.25, max(0.1, (8 * longest + 50) / 500)), abs=1e-6)
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

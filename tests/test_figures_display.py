@@ -105,3 +105,20 @@ def test_use_book_renderer_makes_figures_display_in_both_forms() -> None:
         pio.renderers.default = before
 
 
+
+
+def _luminance(colour: str) -> float:
+    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def test_every_palette_colour_stands_out_from_white_by_3_to_1() -> None:
+    """WCAG 2.1's non-text contrast (1.4.11): a curve in any of the book's colours is visible on the
+    figures' white background (Okabe and Ito's yellow #F0E442 had 1.3:1). The live explorers read the
+    same palette from the theme JSON (tests/test_live_js.py)."""
+    from transformer_lib.figures.display import PALETTE
+
+    for colour in PALETTE:
+        assert (1.0 + 0.05) / (_luminance(colour) + 0.05) >= 3.0, colour
+    assert (1.0 + 0.05) / (_luminance("#F0E442") + 0.05) < 3.0  # the old yellow fails the same check

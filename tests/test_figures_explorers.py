@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
 
@@ -116,7 +117,8 @@ def test_positional_explorer_reports_bad_choices_and_keeps_working() -> None:
     explorer = PositionalEncodingExplorer(d_model=32, dims=(0, 3), positions=(0, 20))
     assert len(explorer.figure.outputs) == 1 and explorer.messages.value == ""
     explorer.dims.value = (0, 31)  # 32 waves: too many for one plot
-    assert "At most 16 waves" in explorer.messages.value
+    assert "Dimensions 0 to 31 are 32 waves; at most 16 fit in one plot" in explorer.messages.value
+    assert re.search(r"choose a shorter range\.</div>", explorer.messages.value)  # a sentence, with its full stop
     explorer.dims.value = (4, 9)
     assert explorer.messages.value == ""
     figure = explorer.figure.outputs[0]["data"][PLOTLY_MIMETYPE]

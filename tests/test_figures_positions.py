@@ -68,9 +68,10 @@ def test_sinusoidal_and_rope_scores_depend_on_the_offset_only() -> None:
 @pytest.mark.parametrize(("kwargs", "error", "message"), [
     (dict(d_model=15), ValueError, "d_model: expected an even number"),
     (dict(d_model=0), ValueError, "d_model: expected a positive int"),
-    (dict(dims=(3, 2)), ValueError, r"dims: expected 0 <= first <= last <= 63, got \(3, 2\)"),
-    (dict(dims=(0, 30)), ValueError, "dims: at most 16 waves"),
-    (dict(positions=(0, 10_000)), ValueError, "positions: expected 0 <= first <= last <= 512"),
+    (dict(dims=(3, 2)), ValueError, r"dims: the first dimension \(3\) is after the last \(2\): choose a first"),
+    (dict(dims=(0, 64)), ValueError, "dims: each dimension must lie between 0 and 63, got 0 to 64."),
+    (dict(dims=(0, 30)), ValueError, "dims: dimensions 0 to 30 are 31 waves; at most 16 fit in one plot"),
+    (dict(positions=(0, 10_000)), ValueError, "positions: each position must lie between 0 and 512, got 0 to 10000."),
     (dict(positions=5), TypeError, "positions: expected a \\(first, last\\) pair of ints, got 5"),
 ])
 def test_positional_encoding_figure_names_the_bad_argument(kwargs: dict, error: type, message: str) -> None:

@@ -339,3 +339,33 @@ def test_the_page_writes_typed_text_as_normalize_sentence_does(browser, live_url
     assert in_page == [list(normalize_sentence(text)) for text in NORMALIZE_CASES]
     written, changes = normalize_sentence("The Small White Cars aren't old!")
     assert typed["src_tokens"] == written.split() and typed["notes"][0].startswith(f"Read as \u201c{written}\u201d")
+
+
+def test_the_positional_explorer_says_a_wrong_range_in_words_and_follows_a_resize(browser, live_url: str) -> None:
+    """A first dimension after the last: a reader's sentence (not "Expected 0 <= first <= last"),
+    the last good figure stays, and it is laid out again when the window narrows to a phone's width
+    (it kept the two-column grid, squeezed, before)."""
+    visit = Visit(browser, live_url)
+    page = visit.page
+    try:
+        explorer = page.locator('.tc-live[data-explorer="positional"]')
+        page.wait_for_function("() => document.querySelector('.tc-live[data-explorer=\"positional\"]')"
+                               ".tcExplorer.figure.layout !== undefined", timeout=20_000)
+        page.evaluate("""() => { const e = document.querySelector('.tc-live[data-explorer="positional"]').tcExplorer;
+          e.dimFirst.value = String(Number(e.dimLast.value) + 1); e.dimFirst.dispatchEvent(new Event('change')); }""")
+        message = explorer.locator(".tc-messages").inner_text(timeout=5000)
+        wide = page.evaluate("() => document.querySelector('.tc-live[data-explorer=\"positional\"]')"
+                             ".tcExplorer.figure.layout.height")
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.wait_for_function("(h) => document.querySelector('.tc-live[data-explorer=\"positional\"]')"
+                               ".tcExplorer.figure.layout.height !== h", arg=wide, timeout=10_000)
+        narrow = page.evaluate("() => document.querySelector('.tc-live[data-explorer=\"positional\"]')"
+                               ".tcExplorer.figure.layout.height")
+        still = explorer.locator(".tc-messages").inner_text()
+    finally:
+        visit.close()
+    assert not visit.problems, visit.problems
+    assert re.fullmatch(r"The first dimension \(\d+\) is after the last \(\d+\): choose a first dimension no larger "
+                        r"than the last\.", message.strip()), message
+    assert "Expected" not in message and still == message
+    assert (wide, narrow) == (820, 1500)  # explorers.js's positional figure: two columns, then one

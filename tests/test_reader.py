@@ -11,7 +11,13 @@ Every page of the book (built once per session, tests/conftest.py) is opened in 
   cited papers): they are listed, and each must be one of the kinds named in ``LINK_HOSTS``;
 * every plotly figure has a title, its axes have titles, and it has an accessible name; each of its
   dropdowns and sliders (which plotly does not let the keyboard reach) has a labelled <select>
-  beside it (book/_static/plotly-config.js).
+  beside it (book/_static/plotly-config.js);
+* at both widths (tests/reader_checks.py): axe-core's WCAG 2.1 A and AA rules find no serious or
+  critical violation, the theme included; no text box of a figure overlaps another; every SVG and
+  canvas figure fits its column or scrolls with a visible cue; every explorer and figure control is
+  reached from the top of the page in at most 10 Tab presses; no figure title is covered.
+
+The whole-book PDF (tools/build_pdf.py) is printed from the same build and holds every chapter.
 
 Screenshots at 1366 and 390 px go to screenshots/ (``<page>__desktop.png``, ``<page>__phone.png``).
 """
@@ -24,9 +30,9 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from .book_browser import ROOT, html_pages, serve
+from .reader_checks import axe_violations, figure_problems, keyboard_problems
 from .test_browser import SCREENSHOTS, launched_browser
 
-AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1366, "height": 900}
 # Hosts a link may point to: links only, followed by the reader's choice, and sending no page data.
@@ -96,16 +102,6 @@ def open_page(browser, url: str, viewport: dict):
     return context, page
 
 
-def axe_violations(page) -> list[str]:
-    page.add_script_tag(path=str(AXE))
-    result = page.evaluate("""async () => {
-      const r = await axe.run(document, {resultTypes: ['violations']});
-      return r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
-        .map(v => `${v.id} (${v.impact}): ${v.nodes.length}x, e.g. ${v.nodes[0].target.join(' ')}`);
-    }""")
-    return result
-
-
 def shot(name: str, kind: str) -> Path:
     path = SCREENSHOTS / f"{name.removesuffix('.html').replace('/', '__')}__{kind}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -142,15 +138,17 @@ def test_reader_phone_keyboard_offline(site: Path) -> None:
                                  f"sliders, {figure['keys']} keyboard controls")
                 if not figure["name"]:
                     found.append(f"plotly figure {figure['id']} {figure['title']!r}: no accessible name")
+            page.screenshot(path=str(shot(name, "desktop")), full_page=True)  # before the checks scroll and focus
             found += [f"axe, desktop: {v}" for v in axe_violations(page)]
-            page.screenshot(path=str(shot(name, "desktop")), full_page=True)
+            found += [f"desktop: {p}" for p in figure_problems(page) + keyboard_problems(page)]
             context.close()
             context, page = open_page(browser, base + name, PHONE)
             width = page.evaluate(WIDTH_JS, PHONE["width"])
             if width["width"] > PHONE["width"]:
                 found.append(f"{width['width']} px wide on a {PHONE['width']} px phone: {width['wide']}")
-            found += [f"axe, phone: {v}" for v in axe_violations(page)]
             page.screenshot(path=str(shot(name, "phone")), full_page=True)
+            found += [f"axe, phone: {v}" for v in axe_violations(page)]
+            found += [f"phone: {p}" for p in figure_problems(page) + keyboard_problems(page)]
             context.close()
     print("links to other hosts:", json.dumps({h: sorted(u)[:5] for h, u in external.items()}, indent=1))
     problems = {name: found for name, found in problems.items() if found}
@@ -225,3 +223,42 @@ def test_every_plotly_config_removes_the_same_toolbar_buttons() -> None:
         listed = re.search(r"modeBarButtonsToRemove:\s*\[([^\]]*)\]", text)
         assert listed and re.findall(r'"([A-Za-z0-9]+)"', listed.group(1)) == MODEBAR_REMOVED, script
         assert "showSendToCloud: false" in text, script
+
+
+def test_the_whole_book_prints_to_one_pdf(site: Path, tmp_path: Path) -> None:
+    """tools/build_pdf.py prints every page of _toc.yml into one PDF (every figure drawn first, or it
+    fails): the PDF's bookmarks name every chapter, and internal links land inside it."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    try:
+        import build_pdf
+    finally:
+        sys.path.remove(str(ROOT / "tools"))
+    from .book_browser import chromium_path
+
+    pdf = build_pdf.build_pdf(site, tmp_path / "book.pdf", chromium_path())
+    data = pdf.read_bytes()
+    assert data.startswith(b"%PDF-")
+    pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", data))
+    titles = {_pdf_text(m) for m in re.findall(rb"/Title\s*(\((?:\\.|[^\\)])*\)|<[0-9A-Fa-f]+>)", data)}
+    chapters = []
+    for page in build_pdf.toc_pages():
+        html = (site / f"{page}.html").read_text(encoding="utf-8")
+        chapters.append(re.search(r"<h1>([^<]*)<a class=\"headerlink\"", html).group(1).strip())
+    # Chromium writes a bookmark from the heading's lines as drawn (a wrapped title: its lines, without spaces)
+    squeezed = ["".join(t.split()) for t in titles]
+    missing = [c for c in chapters if not any("".join(c.replace("&amp;", "&").split()) in t for t in squeezed)]
+    assert not missing, f"chapters without a bookmark in the PDF: {missing}; bookmarks: {sorted(titles)[:40]}"
+    assert pages > 10 * len(chapters) // 2, f"{pages} pages for {len(chapters)} chapters"
+    assert b"/URI (https://arxiv.org" in data or b"/URI(https://arxiv.org" in data  # links kept
+    assert not (site / build_pdf.PRINT_PAGE).exists()  # the print page does not stay in the site
+
+
+def _pdf_text(token: bytes) -> str:
+    """A PDF string, (literal) or <hex> (UTF-16 with its byte order mark, as Chromium writes)."""
+    if token.startswith(b"<"):
+        raw = bytes.fromhex(token[1:-1].decode())
+        return raw[2:].decode("utf-16-be") if raw.startswith(b"\xfe\xff") else raw.decode("latin-1")
+    text = re.sub(rb"\\([()\\])", rb"\1", token[1:-1])
+    return text.decode("latin-1")

@@ -3,6 +3,7 @@
  * - the same toolbar as transformer_lib.figures.display.PLOTLY_CONFIG, so that a figure stored
  *   before that config existed is also drawn without plotly's "Share chart..." button, which
  *   uploads the figure's data to plotly's cloud: nothing on these pages leaves their host;
+ * - no toolbar on a touch screen or a phone, where it would sit on the figure's title;
  * - on a narrow screen (a phone), a grid of subplots is restacked into one column, each panel
  *   full width, instead of panels a few dozen pixels wide;
  * - plotly's dropdowns and sliders cannot be reached with the Tab key: each figure that has them
@@ -11,13 +12,18 @@
 (function () {
   "use strict";
   if (!window.Plotly) return;
+  const NARROW = 560; // px: below this width a grid's columns become rows
+  // On a touch screen plotly shows its toolbar all the time, over the first line of the title; on a
+  // phone there is no room beside the title for it. There, no toolbar: dragging zooms, a double tap
+  // resets, as before.
+  const touch = window.matchMedia && window.matchMedia("(hover: none), (pointer: coarse)").matches;
   window.Plotly.setPlotConfig({
+    displayModeBar: touch || window.innerWidth < NARROW ? false : "hover",
     displaylogo: false, showSendToCloud: false, showEditInChartStudio: false, showLink: false,
     modeBarButtonsToRemove: ["sendChartToCloud", "sendDataToCloud", "editInChartStudio", "select2d", "lasso2d",
       "toggleSpikelines", "hoverClosestCartesian", "hoverCompareCartesian"],
   });
 
-  const NARROW = 560; // px: below this width a grid's columns become rows
   const PANEL = 260; // px: the height of one panel when stacked
   const GAP = 105; // px between stacked panels: room for slanted tick labels, the axis title and the next title
 

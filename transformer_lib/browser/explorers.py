@@ -40,7 +40,9 @@ def _message(text: str, level: str = "info") -> str:
 
 
 def _sentence_case(text: str) -> str:
-    return text[:1].upper() + text[1:]
+    """An argument check's message as a reader's sentence: a capital, and a full stop at the end."""
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!", "?", "…")) else ".")
 
 
 

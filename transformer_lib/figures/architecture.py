@@ -21,6 +21,9 @@ from ..encoder import EncoderLayer
 from ..models import Transformer
 from ..validation import check_positive_int
 
+SCROLL_CUE = "The figure is wider than the screen: scroll it sideways (→) to see the decoder."
+MIN_WIDTH = 620  # px: the narrowest the picture is drawn; below it, it scrolls
+
 # Where the book builds each block (the static book's pages and section anchors).
 SECTION_LINKS = {
     "embedding": "02_embeddings.html#one-hot-vectors-and-dense-vectors",
@@ -130,12 +133,19 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
     heights = {id(b): 30 + row_h * len(b.rows) for b in blocks}
     column_h = {side: sum(heights[id(b)] + gap for b in blocks if b.side == side) for side in x_of}
     height = head + max(column_h.values()) + 70
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+    # Full width in a column as wide as the picture, down to MIN_WIDTH (at 12 px * 620/760 the text
+    # is still readable); narrower than that (a phone), it scrolls sideways in its own box, which says so.
+    # The title is the page's text above the picture, where it wraps on a phone (inside the SVG, centred
+    # on 760 px, half of it was off a phone's screen); the SVG's <title> names the picture.
+    out = [f'<div class="tc-figure"><p class="tc-figure-title">{escape(title)}</p>'
+           f'<p class="tc-scroll-cue">{escape(SCROLL_CUE)}</p>',
+           f'<div class="tc-figure-scroll" role="region" tabindex="0" aria-label="{escape(title)} (scrolls sideways)">',
+           f'<svg xmlns="http://www.w3.org/2000/svg" width="100%" viewBox="0 0 {width} {height}" '
+           f'style="display:block;min-width:{MIN_WIDTH}px;max-width:{width}px" role="group" '
+           f'aria-labelledby="tc-architecture-title" font-family="sans-serif" font-size="12">',
+           f'<title id="tc-architecture-title">{escape(title)}</title><desc>{escape(text_alternative(blocks))}</desc>',
            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
            'orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#444"/></marker></defs>',
-           f'<text x="{width / 2}" y="24" text-anchor="middle" font-size="16" font-weight="bold">'
-           f'{escape(title)}</text>',
            f'<text x="{width / 2}" y="{height - 8}" text-anchor="middle" fill="#a33">red: the shape (batch, positions, '
            'features) measured on each arrow; click a box to read the section that builds it</text>']
     top_of_encoder = None
@@ -175,5 +185,15 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
     for ry in cross_rows:  # the memory goes to every decoder layer's cross-attention
         out.append(f'<path d="M{ex},{top_of_encoder - 30} L{ex + 170},{top_of_encoder - 30} L{ex + 170},{ry} '
                    f'L{x_of["decoder"] + 20},{ry}" fill="none" stroke="#2a7" marker-end="url(#arrow)"/>')
-    out.append("</svg>")
+    out.append("</svg></div></div>")
     return "\n".join(out)
+
+
+def text_alternative(blocks: list[Block]) -> str:
+    """The picture in words, for a screen reader: each column bottom to top, with its shapes."""
+    sides = []
+    for side in ("encoder", "decoder"):
+        steps = [f"{b.title} {_fmt(b.shape_in)} to {_fmt(b.shape_out)}"
+                 + (f" ({', '.join(row for row, _ in b.rows)})" if b.rows else "") for b in blocks if b.side == side]
+        sides.append(f"The {side}, bottom to top: " + "; then ".join(steps) + ".")
+    return " ".join(sides) + " The encoder's output (the memory) feeds every decoder layer's cross-attention."

@@ -108,7 +108,7 @@ def attention_figure(
     if head == "all":
         rows, cols = _grid(n_heads)
         fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"head {h + 1}" for h in range(n_heads)],
-                            horizontal_spacing=0.08, vertical_spacing=0.18)
+                            horizontal_spacing=_column_gap([queries]), vertical_spacing=0.18)
         for h in range(n_heads):
             fig.add_trace(_heatmap(weights[h], queries, keys, name=f"head {h + 1}"),
                           row=h // cols + 1, col=h % cols + 1)
@@ -130,6 +130,16 @@ def attention_figure(
 
 # In a grid each panel's axes say which side is which; the tokens on the ticks say the rest.
 _GRID_AXIS_TITLES = ("key", "query")
+
+
+def _column_gap(token_lists: list[list[str]]) -> float:
+    """The gap between a grid's columns, as a fraction of the plot's width: room for the right-hand
+    panels' query tokens and their "query" title, which a fixed 8% left on the left-hand heatmap.
+    About 8 px a character of the 13 px tick font and 50 px for the ticks and the title, in a plot
+    about 500 px wide (the book's column less the margins and the colour bar);
+    book/_static/live/explorers.js spaces its grids alike."""
+    longest = max((len(str(token)) for tokens in token_lists for token in tokens), default=1)
+    return min(0.25, max(0.1, (8 * longest + 50) / 500))
 # Menus stack above the plot, one per line, each a fixed number of pixels above the plot area,
 # so that on a phone's narrow column they never overlap (side by side they did).
 _MENU_LINE_PX = 34
@@ -215,7 +225,7 @@ def attention_heads_menu_figure(maps: AttentionMaps, index: int = 0) -> go.Figur
     rows, cols = _grid(n_heads)
     first = _first_shown(layers)
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=[f"head {h + 1}" for h in range(n_heads)],
-                        horizontal_spacing=0.08, vertical_spacing=0.2)
+                        horizontal_spacing=_column_gap([queries for _, queries, _ in data]), vertical_spacing=0.2)
     for i, (weights, queries, keys) in enumerate(data):
         for h in range(n_heads):
             fig.add_trace(_heatmap(weights[h], queries, keys, visible=i == first, name=f"head {h + 1}"),
@@ -280,7 +290,10 @@ def mask_figure(mask: Tensor, queries: Sequence[str], keys: Sequence[str] | None
                                       thickness=14, outlinecolor="#888", outlinewidth=1),
     ))
     fig.update_layout(
-        template=BOOK_TEMPLATE, title=dict(text=title), height=120 + 45 * len(queries),
+        # the title at the top of the figure: in the middle of the top margin (plotly's default) it
+        # lay on the key axis's title, which this figure puts above the plot
+        template=BOOK_TEMPLATE, title=dict(text=title, y=1, yref="container", yanchor="top", pad=dict(t=14)),
+        height=120 + 45 * len(queries),
         xaxis=dict(tickmode="array", tickvals=list(range(len(keys))), ticktext=[html.escape(k) for k in keys],
                    title=dict(text="key"), side="top"),
         yaxis=dict(tickmode="array", tickvals=list(range(len(queries))),

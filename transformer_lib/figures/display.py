@@ -31,10 +31,14 @@ MODEBAR_REMOVED = ["sendChartToCloud", "sendDataToCloud", "editInChartStudio", "
 PLOTLY_CONFIG = {"responsive": True, "displaylogo": False, "showSendToCloud": False,
                  "modeBarButtonsToRemove": MODEBAR_REMOVED}
 
-# Okabe and Ito's colour-blind-safe palette (distinct under the common colour-vision deficiencies);
-# figures that compare curves or groups also vary line dash or marker shape (``DASHES``,
-# ``MARKERS``), so that no comparison rests on colour alone.
-PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"]
+# Okabe and Ito's colour-blind-safe palette (distinct under the common colour-vision deficiencies),
+# with its three light colours darkened to the same hues, so that every line stands out from the
+# white background by at least 3:1 (WCAG 2.1's 1.4.11; Okabe and Ito's orange #E69F00, sky blue
+# #56B4E9 and yellow #F0E442 have 2.3, 2.3 and 1.3, and the yellow was barely visible);
+# tests/test_figures_display.py checks the contrast. Figures that compare curves or groups also vary
+# line dash or marker shape (``DASHES``, ``MARKERS``), so that no comparison rests on colour alone.
+# book/_static/live/explorers.js draws with the same colours.
+PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#BF8300", "#3993D0", "#000000", "#8A7D00"]
 DASHES = ["solid", "dash", "dot", "dashdot", "longdash", "longdashdot"]
 MARKERS = ["circle", "square", "diamond", "triangle-up", "x", "cross", "star", "triangle-down"]
 

@@ -26,8 +26,13 @@ def _check_range(name: str, value: object, low: int, high: int) -> tuple[int, in
     if not isinstance(value, Sequence) or len(value) != 2:
         raise TypeError(f"{name}: expected a (first, last) pair of ints, got {value!r}")
     first, last = (check_int(f"{name}[{i}]", v) for i, v in enumerate(value))
+    noun = {"dims": "dimension", "positions": "position"}.get(name, "value")
+    # Said as a reader of the explorers would understand it (they show this message), naming the argument.
+    if first > last:
+        raise ValueError(f"{name}: the first {noun} ({first}) is after the last ({last}): "
+                         f"choose a first {noun} no larger than the last.")
     if not low <= first <= last <= high:
-        raise ValueError(f"{name}: expected {low} <= first <= last <= {high}, got ({first}, {last})")
+        raise ValueError(f"{name}: each {noun} must lie between {low} and {high}, got {first} to {last}.")
     return first, last
 
 
@@ -97,8 +102,8 @@ def positional_encoding_figure(
     _check_d_model(d_model)
     first_dim, last_dim = _check_range("dims", dims, 0, d_model - 1)
     if last_dim - first_dim + 1 > MAX_WAVES:
-        raise ValueError(f"dims: at most {MAX_WAVES} waves fit in one plot, got {last_dim - first_dim + 1} "
-                         f"(dimensions {first_dim} to {last_dim})")
+        raise ValueError(f"dims: dimensions {first_dim} to {last_dim} are {last_dim - first_dim + 1} waves; "
+                         f"at most {MAX_WAVES} fit in one plot: choose a shorter range.")
     positions = _check_range("positions", positions, 0, MAX_POSITIONS)
     table = _table(d_model, positions)
     x = np.arange(positions[0], positions[1] + 1)

@@ -75,7 +75,8 @@ def gradient_norm_figure(
         xaxis=dict(title=dict(text="distance k = T − t (steps back from the end)")),
         yaxis=dict(title=dict(text="‖∂h_T / ∂x_t‖"), type="log", exponentformat="power"),
         sliders=[dict(active=0, steps=steps, currentvalue=dict(prefix="recurrent scale = "), pad=dict(t=60))],
-        legend=dict(orientation="v", x=0.01, y=0.01, bgcolor="rgba(255,255,255,0.8)"),
+        # inside the plot, bottom left (the template hangs a legend below the plot, over the ticks)
+        legend=dict(orientation="v", x=0.01, xanchor="left", y=0.01, yanchor="bottom", bgcolor="rgba(255,255,255,0.8)"),
     )
     return fig
 

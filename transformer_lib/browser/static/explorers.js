@@ -118,7 +118,8 @@
     if (head === "all") {
       const cols = narrow ? 1 : Math.min(nHeads, nHeads <= 4 ? 2 : 4);
       const rows = Math.ceil(nHeads / cols);
-      const hs = 0.08;
+      // room between columns for the query tokens and "query" (as figures/attention.py's _column_gap)
+      const hs = Math.min(0.25, Math.max(0.1, (8 * Math.max(1, ...queries.map((q) => String(q).length)) + 50) / 500));
       const vs = narrow ? 0.3 / rows : 0.18;
       const w = (1 - hs * (cols - 1)) / cols;
       const h = (1 - vs * (rows - 1)) / rows;
@@ -419,11 +420,14 @@
     const { max_positions: maxPositions, max_waves: maxWaves } = theme().limits;
     const [a, b] = dims;
     const [p, q] = positions;
-    if (!(a <= b)) return `Expected 0 <= first <= last <= ${d - 1}, got (${a}, ${b})`;
+    // positional_encoding_figure's checks and messages (tests/test_live_js.py compares them)
+    if (!(a <= b)) return `The first dimension (${a}) is after the last (${b}): choose a first dimension no larger than the last.`;
+    if (!(0 <= a && b <= d - 1)) return `Each dimension must lie between 0 and ${d - 1}, got ${a} to ${b}.`;
     if (b - a + 1 > maxWaves) {
-      return `At most ${maxWaves} waves fit in one plot, got ${b - a + 1} (dimensions ${a} to ${b})`;
+      return `Dimensions ${a} to ${b} are ${b - a + 1} waves; at most ${maxWaves} fit in one plot: choose a shorter range.`;
     }
-    if (!(p <= q)) return `Expected 0 <= first <= last <= ${maxPositions}, got (${p}, ${q})`;
+    if (!(p <= q)) return `The first position (${p}) is after the last (${q}): choose a first position no larger than the last.`;
+    if (!(0 <= p && q <= maxPositions)) return `Each position must lie between 0 and ${maxPositions}, got ${p} to ${q}.`;
     return null;
   }
 
@@ -454,16 +458,24 @@
       line("first position", posFirst), line("last position", posLast), messages, figure, note]));
 
     const value = (input) => Number(input.value);
+    let good = null; // the settings of the last good figure, which stays while an error shows
+    function paint(settings) { // at the figure's width now: after a resize too, error or not
+      const fig = positionalFigure(...settings, figure.clientWidth || root.clientWidth);
+      window.Plotly.react(figure, fig.data, fig.layout, plotConfig());
+      name(figure, fig.layout);
+    }
     function draw() {
       if (!plotlyReady()) return;
       const problem = positionalProblem(value(dModel), [value(dimFirst), value(dimLast)],
         [value(posFirst), value(posLast)]);
-      if (problem) { message(messages, problem, "error"); return; } // the last good figure stays
+      if (problem) {
+        message(messages, problem, "error");
+        if (good) paint(good);
+        return;
+      }
       message(messages, "");
-      const fig = positionalFigure(value(dModel), [value(dimFirst), value(dimLast)],
-        [value(posFirst), value(posLast)], figure.clientWidth || root.clientWidth);
-      window.Plotly.react(figure, fig.data, fig.layout, plotConfig());
-      name(figure, fig.layout);
+      good = [value(dModel), [value(dimFirst), value(dimLast)], [value(posFirst), value(posLast)]];
+      paint(good);
     }
     dModel.addEventListener("change", () => { // the dimension sliders stay inside the new d_model
       for (const input of [dimFirst, dimLast]) {

@@ -1,0 +1,103 @@
+"""Sphinx extension: what the reader of the HTML book sees of a notebook, and fixes to the theme's
+markup that accessibility checkers (axe-core, tests/test_reader.py) report.
+
+The notebooks stay as they are (nbval runs every cell of them, and JupyterLab shows them whole);
+only the page built from each changes, as myst-nb reads it (Sphinx's ``source-read``):
+
+* the set-up cell (``tools/notebook_setup.py``'s cell id ``setup``: OpenMP's wait policy, the pip
+  fallback for a single downloaded notebook) is left out of the page (tag ``remove-cell``);
+* the notebook tests' markers (``# NBVAL_IGNORE_OUTPUT`` and the like) are taken out of the code
+  shown;
+* a cell that only checks (no output, and half or more of its statements ``assert``) is folded:
+  its code is one click away (tag ``hide-input``), the claim it checks is in the prose beside it.
+
+And in every written page:
+
+* the theme's search button names itself "Search" while it shows "Search Ctrl+K": its name is
+  taken from what it shows (WCAG 2.5.3, label in name);
+* myst-nb's fold ("Show code cell source") is labelled "Toggle hidden content": it too is named by
+  what it shows;
+* the empty top-left header cell of a pandas table is a data cell (an empty header names nothing).
+
+``reader.js`` (every page) adds the skip links to each explorer and figure's keyboard controls.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+from sphinx.application import Sphinx
+
+SETUP_ID = "setup"  # tools/notebook_setup.py's SETUP_ID
+NBVAL_MARKER = re.compile(r"^[ \t]*# ?NBVAL_[A-Z_]+[^\n]*\n?", re.MULTILINE)
+READER_JS = "reader.js"
+SEARCH_BUTTON = re.compile(r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="[^"]*"')
+FOLD_SUMMARY = '<summary aria-label="Toggle hidden content">'
+EMPTY_HEADER = re.compile(r"<th></th>")
+
+
+def _tag(cell: dict, tag: str) -> None:
+    tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+    if tag not in tags:
+        tags.append(tag)
+
+
+def only_checks(source: str) -> bool:
+    """Half or more of the cell's statements are asserts (and it has some)."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return False
+    asserts = sum(isinstance(statement, ast.Assert) for statement in body)
+    return asserts > 0 and 2 * asserts >= len(body)
+
+
+def reader_notebook(notebook: dict) -> dict:
+    """``notebook`` (nbformat's JSON) as the HTML page shows it: see the module's docstring."""
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") != "code":
+            continue
+        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        if cell.get("id") == SETUP_ID:
+            _tag(cell, "remove-cell")
+            continue
+        shown = NBVAL_MARKER.sub("", source)
+        if shown != source:
+            cell["source"] = shown
+        if not cell.get("outputs") and only_checks(shown):
+            _tag(cell, "hide-input")
+    return notebook
+
+
+def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
+    if not str(app.env.doc2path(docname)).endswith(".ipynb"):
+        return
+    source[0] = json.dumps(reader_notebook(json.loads(source[0])), ensure_ascii=False)
+
+
+def fix_page_markup(text: str) -> str:
+    text = SEARCH_BUTTON.sub(r"\1", text)
+    text = text.replace(FOLD_SUMMARY, "<summary>")
+    return EMPTY_HEADER.sub("<td></td>", text)
+
+
+def fix_written_pages(app: Sphinx, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        if "_static" in page.parts:
+            continue
+        text = page.read_text(encoding="utf-8")
+        fixed = fix_page_markup(text)
+        if fixed != text:
+            page.write_text(fixed, encoding="utf-8")
+
+
+def setup(app: Sphinx) -> dict:
+    app.connect("source-read", on_source_read)
+    app.connect("build-finished", fix_written_pages)
+    app.add_js_file(READER_JS, priority=600)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
