@@ -114,8 +114,9 @@ class Departure:
 
     def as_dict(self) -> dict[str, object]:
         value = self.read()
+        where = self.section if self.section.startswith("Table") else f"section {self.section}"
         return {
-            "key": self.key, "topic": self.topic, "paper": f"{self.paper} (section {self.section})",
+            "key": self.key, "topic": self.topic, "paper": f"{self.paper} ({where})",
             "book": self.book.format(value=value), "where": self.where, "why": self.why,
             "switch": self.switch or "none at this scale", "book_value": value,
             "matches_paper": not self.differs, "up_to_date": self.up_to_date, "chapter": self.chapter,
@@ -343,6 +344,25 @@ class Ledger:
         return "\n".join(lines)
 
 
-def ledger() -> Ledger:
-    """Every row of ``LEDGER`` with the book's values as the code has them now."""
-    return Ledger([d.as_dict() for d in LEDGER])
+def ledger(keys: list[str] | None = None) -> Ledger:
+    """The rows of ``LEDGER`` (all, or those named in ``keys``) with the book's values as the code
+    has them now."""
+    rows = LEDGER if keys is None else [row(key) for key in keys]
+    return Ledger([d.as_dict() for d in rows])
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def ledger_markdown() -> str:
+    """The ledger as a Markdown table whose first column links each row to the chapter that teaches
+    it (the appendix's table; ``tests/test_paper.py`` checks the page holds exactly this)."""
+    lines = ["| part (taught in) | the paper | this book (where) | why | switch back |", "|---|---|---|---|---|"]
+    for d in ledger().rows:
+        number = int(str(d["chapter"]).split("_")[0])
+        book = f"{d['book']}{' (same as the paper)' if d['matches_paper'] else ''} (`{d['where']}`)"
+        switch = f"`{d['switch']}`" if row(str(d["key"])).switch else "none at this scale"
+        lines.append(f"| {d['topic']} ([chapter {number}]({d['chapter']}.ipynb)) | {_cell(d['paper'])} | "
+                     f"{_cell(book)} | {_cell(d['why'])} | {_cell(switch)} |")
+    return "\n".join(lines)
