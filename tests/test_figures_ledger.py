@@ -39,3 +39,9 @@ def test_bad_input():
         ledger_effects_figure([], "bleu")
     with pytest.raises(ValueError, match="measure"):
         ledger_effects_figure(fake_results(), "accuracy")
+
+
+def test_rows_apart_are_written_not_drawn():
+    fig = ledger_effects_figure(fake_results(), "exact_match", {"warmup": "warm-up"}, apart=["warmup"])
+    assert list(fig.data[0].y) == ["beam_search"]
+    assert "off the scale, not drawn: warm-up: -26.7" in fig.layout.title.text

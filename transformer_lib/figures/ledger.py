@@ -3,7 +3,7 @@ book's model, as measured by ``benchmarks/paper_ledger.py`` (its JSON, read by t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import plotly.graph_objects as go
 
@@ -29,12 +29,14 @@ def _runs_by_seed(results: Mapping, key: str, measure: str) -> dict[int, float]:
 
 
 def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
-                          labels: Mapping[str, str] | None = None) -> go.Figure:
+                          labels: Mapping[str, str] | None = None, apart: Iterable[str] = ()) -> go.Figure:
     """One row per switch of ``results`` (``book/data/paper_ledger.json``): the change in ``measure``
     ("exact_match", "bleu" or "valid_loss") against the book's recipe from the same seed, its mean
     (a filled diamond with its value written beside it), each seed's own change (hollow circles)
     and the range between them (a bar). Rows that do not change the measure (decoding rows, for the
-    loss) are left out. ``labels`` maps a row's key to the name shown."""
+    loss) are left out. ``labels`` maps a row's key to the name shown. The rows named in ``apart``
+    (effects so large they would squash the others into one point) are not drawn but written, with
+    their mean change, under the title."""
     if not isinstance(results, Mapping) or not isinstance(results.get("rows"), Mapping) or "runs" not in results:
         raise ValueError("results: expected the benchmark's JSON (a dict with 'rows' and 'runs'), "
                          f"got {type(results).__name__}")
@@ -42,14 +44,20 @@ def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
     labels = dict(labels or {})
     name, unit, scale = MEASURE_TITLES[measure]
     base = _runs_by_seed(results, "book", measure)
-    keys = [k for k in results["rows"] if k != "book"]
-    rows = []
+    apart = [k for k in apart if k in results["rows"]]
+    keys = [k for k in results["rows"] if k != "book" and k not in apart]
+    rows, notes = [], []
     for key in keys:
         by_seed = _runs_by_seed(results, key, measure)
         if not by_seed:  # a row that cannot change this measure (decoding does not change the loss)
             continue
         diffs = [(by_seed[s] - base[s]) * scale for s in sorted(by_seed)]
         rows.append((labels.get(key, key), diffs))
+    for key in apart:
+        by_seed = _runs_by_seed(results, key, measure)
+        if by_seed:
+            mean = sum((by_seed[s] - base[s]) * scale for s in by_seed) / len(by_seed)
+            notes.append(f"{labels.get(key, key)}: {mean:+.1f}")
     rows.sort(key=lambda r: sum(r[1]) / len(r[1]))
     names = [n for n, _ in rows]
     means = [sum(d) / len(d) for _, d in rows]
@@ -60,7 +68,8 @@ def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
         error_x=dict(type="data", symmetric=False, color=PALETTE[0], thickness=2,
                      array=[round(max(d) - m, 4) for (_, d), m in zip(rows, means, strict=True)],
                      arrayminus=[round(m - min(d), 4) for (_, d), m in zip(rows, means, strict=True)]),
-        text=[f"{m:+.2f}" for m in means], textposition="top center",
+        text=[f"{m:+.1f}" if scale != 1.0 or measure == "bleu" else f"{m:+.3f}" for m in means],
+        textposition="top center",
         hovertemplate="%{y}: %{x:+.3f} (mean)<extra></extra>",
     ))
     fig.add_trace(go.Scatter(
@@ -70,16 +79,19 @@ def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
     ))
     fig.add_vline(x=0, line=dict(color="#555", dash="dash"))
     better = "left" if measure == "valid_loss" else "right"
-    height = 150 + 48 * len(rows)
+    height = 150 + 48 * len(rows) + 22 * len(notes)
     fig.update_layout(
         template=BOOK_TEMPLATE, height=height,
         # short lines: the title must fit a phone's 390 px
-        title=dict(text=f"Restoring the paper's choices:<br>change in {name}<br>"
+        title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=24),
+                   text=f"Restoring the paper's choices:<br>change in {name}<br>"
                         f"<sup>against the book's recipe, same seed; {len(base)} seeds; "
-                        f"better to the {better}</sup>"),
+                        f"better to the {better}</sup>"
+                        + "".join(f"<br><sup>off the scale, not drawn: {note}</sup>" for note in notes)),
         xaxis=dict(title=dict(text=f"change in {name}<br>({unit})"), zeroline=False),
-        yaxis=dict(title=dict(text="switch", standoff=10), automargin=True),
+        # room above the top row for its value's label
+        yaxis=dict(title=dict(text="switch", standoff=10), automargin=True, range=[-0.5, len(rows) - 0.2]),
         legend=dict(y=-110 / (height - 200)),
-        margin=dict(t=110, b=140),
+        margin=dict(t=120 + 22 * len(notes), b=140),
     )
     return fig
