@@ -1,5 +1,5 @@
 """The paper and this book, side by side: every way the book's model, data, training or decoding
-departs from *Attention Is All You Need* (Vaswani et al. 2017, arXiv v5), and the paper's results.
+departs from *Attention Is All You Need* (Vaswani et al. 2017), and the paper's results.
 
 ``LEDGER`` holds one ``Departure`` per choice. Each row quotes the paper with its section, says
 what the book does instead and where that lives, why, and what restores the paper's choice. The
@@ -270,7 +270,7 @@ LEDGER: tuple[Departure, ...] = (
         scale_note="no switch: rounding the table to float32 moves it by at most 3e-8, far below what "
                    "training can tell apart"),
     Departure(
-        "beam_search", "decoding",
+        "beam_search", "beam search",
         '"we used beam search with a beam size of 4 and length penalty alpha = 0.6"', "6.1",
         "the book's scores use greedy decoding (evaluate_translation's beam_size = {value}); "
         "beam_search's defaults are the paper's 4 and 0.6",
