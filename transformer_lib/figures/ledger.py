@@ -91,7 +91,7 @@ def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
         xaxis=dict(title=dict(text=f"change in {name}<br>({unit})"), zeroline=False),
         # room above the top row for its value's label
         yaxis=dict(title=dict(text="switch", standoff=10), automargin=True, range=[-0.5, len(rows) - 0.2]),
-        legend=dict(y=-110 / (height - 200)),
+        legend=dict(yref="container", y=0.0, yanchor="bottom"),  # under the axis title, whatever the height
         margin=dict(t=120 + 22 * len(notes), b=140),
     )
     return fig
