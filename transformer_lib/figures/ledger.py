@@ -1,0 +1,97 @@
+"""The appendix "The paper and this book": what restoring each of the paper's choices does to the
+book's model, as measured by ``benchmarks/paper_ledger.py`` (its JSON, read by the page)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import plotly.graph_objects as go
+
+from ..validation import check_choice
+from .display import BOOK_TEMPLATE, PALETTE
+
+MEASURE_TITLES = {
+    "exact_match": ("exact match", "percentage points", 100.0),
+    "bleu": ("BLEU", "BLEU points", 1.0),
+    "valid_loss": ("validation loss", "cross-entropy per token", 1.0),
+}
+
+
+def _runs_by_seed(results: Mapping, key: str, measure: str) -> dict[int, float]:
+    """The value of ``measure`` for row ``key`` in each seed's run (decoding rows: the book's runs)."""
+    out = {}
+    for run in results["runs"]:
+        if run["variant"] == key:
+            out[run["seed"]] = run[measure]
+        elif run["variant"] == "book" and key in run and measure in run[key]:
+            out[run["seed"]] = run[key][measure]  # a decoding row: measured on the book's own run
+    return out
+
+
+def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
+                          labels: Mapping[str, str] | None = None, apart: Iterable[str] = ()) -> go.Figure:
+    """One row per switch of ``results`` (``book/data/paper_ledger.json``): the change in ``measure``
+    ("exact_match", "bleu" or "valid_loss") against the book's recipe from the same seed, its mean
+    (a filled diamond with its value written beside it), each seed's own change (hollow circles)
+    and the range between them (a bar). Rows that do not change the measure (decoding rows, for the
+    loss) are left out. ``labels`` maps a row's key to the name shown. The rows named in ``apart``
+    (effects so large they would squash the others into one point) are not drawn but written, with
+    their mean change, under the title."""
+    if not isinstance(results, Mapping) or not isinstance(results.get("rows"), Mapping) or "runs" not in results:
+        raise ValueError("results: expected the benchmark's JSON (a dict with 'rows' and 'runs'), "
+                         f"got {type(results).__name__}")
+    check_choice("measure", measure, list(MEASURE_TITLES))
+    labels = dict(labels or {})
+    name, unit, scale = MEASURE_TITLES[measure]
+    base = _runs_by_seed(results, "book", measure)
+    apart = [k for k in apart if k in results["rows"]]
+    keys = [k for k in results["rows"] if k != "book" and k not in apart]
+    rows, notes = [], []
+    for key in keys:
+        by_seed = _runs_by_seed(results, key, measure)
+        if not by_seed:  # a row that cannot change this measure (decoding does not change the loss)
+            continue
+        diffs = [(by_seed[s] - base[s]) * scale for s in sorted(by_seed)]
+        rows.append((labels.get(key, key), diffs))
+    for key in apart:
+        by_seed = _runs_by_seed(results, key, measure)
+        if by_seed:
+            mean = sum((by_seed[s] - base[s]) * scale for s in by_seed) / len(by_seed)
+            notes.append(f"{labels.get(key, key)}: {mean:+.1f}")
+    rows.sort(key=lambda r: sum(r[1]) / len(r[1]))
+    names = [n for n, _ in rows]
+    means = [sum(d) / len(d) for _, d in rows]
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(  # the range over seeds, as an error bar around the mean
+        x=[round(m, 4) for m in means], y=names, mode="markers+text", name="mean over seeds",
+        marker=dict(symbol="diamond", size=12, color=PALETTE[0]),
+        error_x=dict(type="data", symmetric=False, color=PALETTE[0], thickness=2,
+                     array=[round(max(d) - m, 4) for (_, d), m in zip(rows, means, strict=True)],
+                     arrayminus=[round(m - min(d), 4) for (_, d), m in zip(rows, means, strict=True)]),
+        text=[f"{m:+.1f}" if scale != 1.0 or measure == "bleu" else f"{m:+.3f}" for m in means],
+        textposition="top center",
+        hovertemplate="%{y}: %{x:+.3f} (mean)<extra></extra>",
+    ))
+    fig.add_trace(go.Scatter(
+        x=[round(v, 4) for _, d in rows for v in d], y=[n for n, d in rows for _ in d], mode="markers",
+        name="one seed", marker=dict(symbol="circle-open", size=9, color=PALETTE[1], line=dict(width=2)),
+        hovertemplate="%{y}: %{x:+.3f} (one seed)<extra></extra>",
+    ))
+    fig.add_vline(x=0, line=dict(color="#555", dash="dash"))
+    better = "left" if measure == "valid_loss" else "right"
+    height = 150 + 48 * len(rows) + 22 * len(notes)
+    fig.update_layout(
+        template=BOOK_TEMPLATE, height=height,
+        # short lines: the title must fit a phone's 390 px
+        title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=24),
+                   text=f"Restoring the paper's choices:<br>change in {name}<br>"
+                        f"<sup>against the book's recipe, same seed; {len(base)} seeds; "
+                        f"better to the {better}</sup>"
+                        + "".join(f"<br><sup>off the scale, not drawn: {note}</sup>" for note in notes)),
+        xaxis=dict(title=dict(text=f"change in {name}<br>({unit})"), zeroline=False),
+        # room above the top row for its value's label
+        yaxis=dict(title=dict(text="switch", standoff=10), automargin=True, range=[-0.5, len(rows) - 0.2]),
+        legend=dict(yref="container", y=0.0, yanchor="bottom"),  # under the axis title, whatever the height
+        margin=dict(t=120 + 22 * len(notes), b=140),
+    )
+    return fig
