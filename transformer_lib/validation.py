@@ -25,8 +25,10 @@ What is accepted, everywhere:
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from numbers import Integral, Real
+from pathlib import Path
 
 import torch
 from torch import Tensor
@@ -167,6 +169,26 @@ def check_edges(name: str, edges: object) -> list[int]:
     if len(edges) < 2 or any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
         raise ValueError(f"{name}: expected at least two strictly increasing ints, got {edges}")
     return edges
+
+
+def check_device(name: str, value: object) -> torch.device:
+    """A device that torch can put a tensor on here: a ``torch.device`` or its name ("cpu", "cuda:0")."""
+    if not isinstance(value, str | torch.device):
+        raise TypeError(f"{name}: expected a torch.device or a device name such as 'cpu', got {_describe(value)}")
+    try:
+        device = torch.device(value)
+        torch.empty(0, device=device)  # a well-formed name for hardware this machine lacks fails here
+    except (RuntimeError, AssertionError) as error:  # torch raises either, depending on the build
+        raise ValueError(f"{name}: expected a device this machine has, such as 'cpu', got {value!r} "
+                         f"({str(error).splitlines()[0]:.100})") from None
+    return device
+
+
+def check_path(name: str, value: object) -> Path:
+    """A file path: a ``str`` or ``os.PathLike``."""
+    if not isinstance(value, str | os.PathLike):
+        raise TypeError(f"{name}: expected a file path (str or pathlib.Path), got {_describe(value)}")
+    return Path(value)
 
 
 # --------------------------------------------------------------------------- text
