@@ -135,6 +135,23 @@ class Transformer(nn.Module):
         return self.generator(self.decode(tgt_ids, memory, src_ids))
 
 
+class DecoderOnlyCache(list):
+    """A ``DecoderOnlyTransformer``'s cache: one ``KVCache`` per block, and ``real`` (B, T_cached), True
+    at the cached positions that are real tokens, so that padding read earlier stays masked later."""
+
+    def __init__(self, caches: list[KVCache]) -> None:
+        super().__init__(caches)
+        self.real: Tensor | None = None
+
+    def index_select(self, index: Tensor) -> None:
+        """Keep rows ``index`` of every cached tensor (beam search's reordering)."""
+        for cache in self:
+            if cache.key is not None:
+                cache.key, cache.value = cache.key.index_select(0, index), cache.value.index_select(0, index)
+        if self.real is not None:
+            self.real = self.real.index_select(0, index)
+
+
 class DecoderOnlyTransformer(nn.Module):
     """A GPT-style language model: ``config.n_decoder_layers`` causal self-attention blocks
     over a vocabulary of ``config.tgt_vocab_size``."""
@@ -150,16 +167,33 @@ class DecoderOnlyTransformer(nn.Module):
         if config.tie_output_embedding:
             self.lm_head.weight = self.embed.token.embedding.weight
 
-    def new_cache(self) -> list[KVCache]:
-        return [KVCache(grows=True) for _ in self.blocks.layers]
+    def new_cache(self) -> DecoderOnlyCache:
+        return DecoderOnlyCache([KVCache(grows=True) for _ in self.blocks.layers])
 
     def forward(self, ids: Tensor, cache: list[KVCache] | None = None) -> Tensor:
-        """(B, T) ids -> (B, T, vocab) logits for the next token at every position."""
+        """(B, T) ids -> (B, T, vocab) logits for the next token at every position.
+
+        With a ``cache`` (from ``new_cache()``), ``ids`` holds only the tokens not yet seen; padding
+        (``config.pad_id``) is masked as keys whether it came in this call or an earlier one."""
         check_token_ids("ids", ids, self.config.tgt_vocab_size)
-        past = 0 if cache is None else len(cache[0])
+        real = ids != self.config.pad_id  # (B, T)
+        past = 0
+        if cache is not None:
+            if not isinstance(cache, list) or len(cache) != len(self.blocks.layers):
+                raise TypeError(f"cache: expected model.new_cache() (a list of {len(self.blocks.layers)} KVCache), "
+                                f"got {type(cache).__name__}")
+            past = len(cache[0])
+            if isinstance(cache, DecoderOnlyCache):
+                if cache.real is not None and cache.real.shape[0] != ids.shape[0]:
+                    raise ValueError(f"ids: expected batch size {cache.real.shape[0]} like the cache, "
+                                     f"got shape {tuple(ids.shape)}")
+                real = real if cache.real is None else torch.cat([cache.real, real], dim=1)  # (B, past + T)
+                cache.real = real
+            elif not bool(real.all()):  # a plain list cannot remember the padding: it would be attended to later
+                raise ValueError(f"cache: a plain list of KVCache cannot mask the padding id {self.config.pad_id} "
+                                 "in ids; pass model.new_cache()")
         mask = causal_mask(ids.shape[1], past + ids.shape[1], device=ids.device)
-        if cache is None:
-            mask = combine_masks(padding_mask(ids, self.config.pad_id), mask)
+        mask = combine_masks(real[:, None, None, :], mask)  # (B, 1, T, past + T)
         return self.lm_head(self.blocks(self.embed(ids, offset=past), mask, cache))
 
 
