@@ -102,8 +102,12 @@ def check_decoding_args(
 
 
 def next_token_logits(model: Seq2SeqModel, hidden: Tensor, banned: Sequence[int]) -> Tensor:
-    """(B, T, d) decoder output -> (B, V) float logits for the next token, banned ids at -inf."""
-    logits = model.generator(hidden[:, -1]).float()  # (B, V)
+    """(B, T, d) decoder output -> (B, V) float64 logits for the next token, banned ids at -inf.
+
+    Float64 whatever the model's dtype: greedy, beam search and sampling (``sampling.draw_next``)
+    follow one rule, so a float64 model's near-ties are decided on its own digits, and a float32
+    model's logits are converted exactly."""
+    logits = model.generator(hidden[:, -1]).double()  # (B, V)
     logits[:, list(banned)] = float("-inf")
     return logits
 
@@ -261,7 +265,7 @@ def beam_search(
     cache = model.new_cache()
     tokens = torch.full((batch * k, 1), sos_id, dtype=torch.long, device=device)
     # Only the first beam of each sentence is live at the start: the others would be copies.
-    beam_scores = torch.full((batch, k), float("-inf"), device=device)
+    beam_scores = torch.full((batch, k), float("-inf"), dtype=torch.float64, device=device)
     beam_scores[:, 0] = 0.0
     finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
     done = [False] * batch
@@ -305,7 +309,7 @@ def beam_search(
                 chosen += 1
         index = torch.tensor(next_rows, device=device)
         tokens = torch.cat([tokens.index_select(0, index), torch.tensor(next_tokens, device=device)[:, None]], dim=1)
-        beam_scores = torch.tensor(next_scores, device=device).view(batch, k)
+        beam_scores = torch.tensor(next_scores, dtype=torch.float64, device=device).view(batch, k)
         if last_step or all(done):
             break
         reorder_cache(cache, index)

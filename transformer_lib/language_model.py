@@ -25,7 +25,7 @@ import torch
 from torch import Tensor, nn
 
 from .models import DecoderOnlyTransformer
-from .sampling import sample_continuation
+from .sampling import sample_continuation, tempered_logits
 from .tokenization import Batch, Vocab, make_batches
 from .training import TrainingHistory, train
 from .validation import check_instance, check_number, check_positive_int, check_token_list
@@ -84,7 +84,7 @@ def _token_log_probs(model: DecoderOnlyTransformer, sentences: list[str], vocab:
         for batch in lm_batches(sentences, vocab, batch_size, shuffle=False):
             logits = model(batch.tgt_in.to(device))  # (B, T, V)
             keep = batch.tgt_out != vocab.pad_id
-            rows.append((logits[keep.to(device)] / temperature).log_softmax(dim=-1).cpu())
+            rows.append(tempered_logits(logits[keep.to(device)], temperature).log_softmax(dim=-1).cpu())
             targets.append(batch.tgt_out[keep])
     log_probs, target = torch.cat(rows), torch.cat(targets)
     return log_probs, target, log_probs.gather(1, target[:, None]).squeeze(1)

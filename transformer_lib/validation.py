@@ -273,12 +273,14 @@ def module_dtype(parameter: Tensor) -> torch.dtype | None:
     return None if torch.is_autocast_enabled(parameter.device.type) else parameter.dtype
 
 
-def check_finite(name: str, x: Tensor) -> None:
-    """No NaN and no infinity: either would spread through a softmax without an error."""
-    finite = torch.isfinite(x)
+def check_finite(name: str, x: Tensor, allow_minus_inf: bool = False) -> None:
+    """No NaN and no infinity: either would spread through a softmax without an error.
+    ``allow_minus_inf``: -inf is accepted (a logit that excludes its token)."""
+    finite = torch.isfinite(x) | (x == float("-inf")) if allow_minus_inf else torch.isfinite(x)
     if not bool(finite.all()):
         where = tuple(int(i) for i in (~finite).nonzero()[0])
-        raise ValueError(f"{name}: expected finite values, got {x[where].item()} at position {where}")
+        expected = "finite values or -inf" if allow_minus_inf else "finite values"
+        raise ValueError(f"{name}: expected {expected}, got {x[where].item()} at position {where}")
 
 
 def check_features(
