@@ -17,6 +17,7 @@ from torch import Tensor, nn
 
 from .validation import (
     check_bool,
+    check_finite,
     check_instance,
     check_ndim,
     check_number,
@@ -24,7 +25,6 @@ from .validation import (
     check_probability_mass,
     check_special_id,
     check_tensor,
-    check_finite,
     check_token_ids,
 )
 
