@@ -125,7 +125,7 @@ def test_sampled_sentences_are_the_continuations_of_sos_decoded():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
 @pytest.mark.parametrize("temperature", [1e-300, 5e-324, 1e300])
 def test_entropy_is_finite_at_extreme_temperatures(temperature, dtype):
-    """The computation draw_next uses (float64, best logit shifted to 0): greedy's entropy 0, a huge temperature's log V."""
+    """draw_next's computation (float64, best logit shifted to 0): greedy's entropy 0, a huge temperature's log V."""
     model = model_for(VOCAB).to(dtype)
     entropy = next_token_entropy(model, SENTENCES, VOCAB, temperature=temperature)
     assert math.isfinite(entropy)

@@ -102,6 +102,8 @@ def _check_qkv(query: Tensor, key: Tensor, value: Tensor, dtype: torch.dtype | N
             raise TypeError(f"{name}: expected dtype {query.dtype} like query, got {x.dtype}")
         check_nonempty(name, x, dim=0)
         check_nonempty(name, x, dim=2)
+        if x.shape[-1] == 0:  # scores / sqrt(0) would be NaN
+            raise ValueError(f"{name}: expected a last dimension of at least 1, got shape {tuple(x.shape)}")
         check_finite(name, x)
     if key.shape[:2] != query.shape[:2]:
         raise ValueError(

@@ -17,7 +17,7 @@ from .decoding import Translation
 from .models import DecoderOnlyTransformer, EncoderOnlyTransformer, Transformer
 from .multi_head_attention import MultiHeadAttention
 from .tokenization import Vocab
-from .validation import check_instance, check_token_list
+from .validation import check_instance, check_token_list, check_vocab_size
 
 
 @dataclass
@@ -85,9 +85,15 @@ def capture_attention(
     """
     check_instance("model", model, (Transformer, DecoderOnlyTransformer, EncoderOnlyTransformer),
                    "a Transformer, DecoderOnlyTransformer or EncoderOnlyTransformer")
+    config = model.config
+    sizes = {"src_vocab": ("config.src_vocab_size", config.src_vocab_size),
+             "tgt_vocab": ("config.tgt_vocab_size", config.tgt_vocab_size)}
+    if isinstance(model, DecoderOnlyTransformer):  # its ids are target ids, whichever name labels them
+        sizes["src_vocab"] = sizes["tgt_vocab"]
     for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
         if vocab is not None:
             check_token_list(name, vocab)  # a str would label each id with one character
+            check_vocab_size(name, vocab, sizes[name][1], f"the model's {sizes[name][0]}")
     was_training = model.training
     model.eval()
     maps = AttentionMaps()

@@ -28,7 +28,7 @@ from .models import DecoderOnlyTransformer
 from .sampling import sample_continuation, tempered_logits
 from .tokenization import Batch, Vocab, make_batches
 from .training import TrainingHistory, train
-from .validation import check_instance, check_number, check_positive_int, check_token_list
+from .validation import check_instance, check_number, check_positive_int, check_token_list, check_vocab_size
 
 
 def _check_sentences(name: str, sentences: object) -> list[str]:
@@ -98,6 +98,7 @@ def perplexity(model: DecoderOnlyTransformer, sentences: Sequence[str], vocab: V
     check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
     sentences = _check_sentences("sentences", sentences)
     check_instance("vocab", vocab, Vocab, "a Vocab")
+    check_vocab_size("vocab", vocab, model.config.tgt_vocab_size, "the model's config.tgt_vocab_size")
     check_positive_int("batch_size", batch_size)
     _, _, target_log_probs = _token_log_probs(model, sentences, vocab, batch_size)
     return math.exp(-float(target_log_probs.double().mean()))
@@ -109,6 +110,7 @@ def next_token_entropy(model: DecoderOnlyTransformer, sentences: Sequence[str], 
     check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
     sentences = _check_sentences("sentences", sentences)
     check_instance("vocab", vocab, Vocab, "a Vocab")
+    check_vocab_size("vocab", vocab, model.config.tgt_vocab_size, "the model's config.tgt_vocab_size")
     temperature = check_number("temperature", temperature, positive=True)
     check_positive_int("batch_size", batch_size)
     log_probs, _, _ = _token_log_probs(model, sentences, vocab, batch_size, temperature)
@@ -161,6 +163,7 @@ def sample_sentences(model: DecoderOnlyTransformer, vocab: Vocab, n: int, *, max
     ``sampling.sample_continuation`` (``temperature=0``: greedy)."""
     check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
     check_instance("vocab", vocab, Vocab, "a Vocab")
+    check_vocab_size("vocab", vocab, model.config.tgt_vocab_size, "the model's config.tgt_vocab_size")
     check_positive_int("n", n)
     device = next(model.parameters()).device
     prompt = torch.full((n, 1), vocab.sos_id, dtype=torch.long, device=device)

@@ -27,13 +27,23 @@ from .validation import (
     check_number,
     check_positive_int,
     check_probability,
+    check_tensor,
     check_vectors,
     module_dtype,
 )
 
 
 def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
-    """The formula, written out: normalise over the last dimension, then scale and shift."""
+    """The formula, written out: normalise over the last dimension, then scale and shift.
+    ``gamma`` and ``beta`` are vectors of the last dimension's size, of ``x``'s dtype."""
+    check_tensor("x", x)
+    if not x.is_floating_point() or x.dim() == 0:
+        raise TypeError(f"x: expected a floating-point tensor (..., d), got dtype {x.dtype} and shape {tuple(x.shape)}")
+    for name, vector in (("gamma", gamma), ("beta", beta)):
+        check_vectors(name, vector, x.shape[-1], dtype=x.dtype)
+        if vector.dim() != 1:
+            raise ValueError(f"{name}: expected shape ({x.shape[-1]},), got {tuple(vector.shape)}")
+    eps = check_number("eps", eps, positive=True)
     mean = x.mean(dim=-1, keepdim=True)
     var = x.var(dim=-1, keepdim=True, unbiased=False)
     return (x - mean) / torch.sqrt(var + eps) * gamma + beta

@@ -277,6 +277,10 @@ class Seq2SeqGRUAttention(Seq2SeqGRU):
 
     def attention_map(self, src_ids: Tensor, tgt_ids: Tensor) -> Tensor:
         """(B, S) source and (B, T) decoder input ids -> (B, T, S) weights: where each step looked."""
+        check_ndim("tgt_ids", tgt_ids, 2, "(batch, tgt_len)")
+        if tgt_ids.shape[0] != src_ids.shape[0]:
+            raise ValueError(f"tgt_ids: expected batch size {src_ids.shape[0]} like src_ids, got shape "
+                             f"{tuple(tgt_ids.shape)}")
         _, weights = self.attend(tgt_ids, self.encode(src_ids), src_ids, None)
         return weights
 

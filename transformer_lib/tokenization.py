@@ -28,6 +28,7 @@ from .validation import (
     check_id_dtype,
     check_instance,
     check_int,
+    check_iterable,
     check_positive_int,
     check_sentence,
     check_token_list,
@@ -60,7 +61,7 @@ class Vocab:
         """``tokens``: the ordinary tokens, in id order (a list, not a str); the specials are put first."""
         if isinstance(tokens, str):
             check_token_list("tokens", tokens)  # refused: a str would become one token per character
-        tokens = list(tokens)
+        tokens = list(check_iterable("tokens", tokens, "a list of tokens (str)"))
         itos = list(SPECIALS)
         for i, token in enumerate(tokens):
             check_word(f"tokens[{i}]", token)
@@ -82,6 +83,7 @@ class Vocab:
         """
         if isinstance(sentences, str):
             raise TypeError("sentences: expected a list of sentences, got a single str (wrap it: [sentence])")
+        check_iterable("sentences", sentences, "a list of sentences (str)")
         check_positive_int("min_freq", min_freq)
         counts: Counter[str] = Counter()
         for i, sentence in enumerate(sentences):
@@ -281,6 +283,8 @@ def learn_bpe(text: str | Iterable[str], n_merges: int, end_of_word: str | None 
     check_int("n_merges", n_merges, minimum=0)
     if end_of_word is not None:
         check_word("end_of_word", end_of_word)
+    if not isinstance(text, str):
+        check_iterable("text", text, "a str or a list of sentences")
     sentences = [text] if isinstance(text, str) else list(text)
     word_counts: Counter[str] = Counter()
     for i, sentence in enumerate(sentences):
@@ -341,6 +345,8 @@ class BPETokenizer:
 
     @classmethod
     def learn(cls, text: str | Iterable[str], n_merges: int, end_of_word: str | None = END_OF_WORD) -> BPETokenizer:
+        if not isinstance(text, str):
+            check_iterable("text", text, "a str or a list of sentences")
         sentences = [text] if isinstance(text, str) else list(text)
         merges = learn_bpe(sentences, n_merges, end_of_word)
         return cls(merges, end_of_word, alphabet={c for s in sentences for c in s if not c.isspace()})
@@ -434,10 +440,16 @@ def pad_sequences(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> Tensor
     if not sequences:
         raise ValueError("sequences: expected at least one sequence, got none")
     check_int("pad_id", pad_id, minimum=0)
-    width = max(len(s) for s in sequences)
-    out = torch.full((len(sequences), width), pad_id, dtype=torch.long)
-    for i, s in enumerate(sequences):
-        out[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    rows = []
+    for i, sequence in enumerate(sequences):
+        if isinstance(sequence, str | Tensor) or not isinstance(sequence, Sequence):
+            raise TypeError(f"sequences[{i}]: expected a list of ids, got {type(sequence).__name__}")
+        # each id checked: torch.tensor(dtype=long) would truncate 2.7 to 2 and read True as 1
+        rows.append([check_int(f"sequences[{i}][{j}]", token, minimum=0) for j, token in enumerate(sequence)])
+    width = max(len(row) for row in rows)
+    out = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = torch.tensor(row, dtype=torch.long)
     return out
 
 

@@ -41,6 +41,11 @@ def _describe(value: object) -> str:
     return f"{type(value).__name__} {value!r:.60}"
 
 
+def shorten(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis: a message quotes what came, never 10,000 characters."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 # --------------------------------------------------------------------------- Python values
 
 
@@ -222,6 +227,20 @@ def check_pairs(name: str, pairs: object) -> list[tuple[str, str]]:
         if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)):
             raise TypeError(f"{name}[{i}]: expected a (source, target) pair of strings, got {pair!r:.80}")
     return [(s, t) for s, t in pairs]
+
+
+def check_iterable(name: str, value: object, what: str) -> object:
+    """``value`` can be iterated (a list, a tuple, a generator...), and is not a ``str`` (read as its
+    characters) nor a tensor; ``what`` says what it should hold ("a list of sentences")."""
+    if isinstance(value, str | bytes | Tensor) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name}: expected {what}, got {_describe(value)}")
+    return value
+
+
+def check_vocab_size(name: str, vocab: object, size: int, owner: str) -> None:
+    """A vocabulary (anything with a length) holds exactly ``size`` tokens, as ``owner`` says."""
+    if len(vocab) != size:  # type: ignore[arg-type]
+        raise ValueError(f"{name}: expected {size} tokens like {owner}, got a vocabulary of {len(vocab)}")  # type: ignore[arg-type]
 
 
 def check_word(name: str, token: object) -> str:

@@ -41,8 +41,7 @@ def _attention(maps: AttentionMaps, kind: str, layer: int, index: int) -> tuple[
         raise ValueError(f"kind: these attention maps hold no {ATTENTION_KINDS[kind]}")
     check_index("layer", layer, len(per_layer), context=f" for {kind}")
     weights = per_layer[layer]  # (B, h, Tq, Tk)
-    if not 0 <= index < weights.shape[0]:
-        raise ValueError(f"index: expected a batch row in [0, {weights.shape[0]}), got {index}")
+    index = check_index("index", index, weights.shape[0], "a batch row (int)")
     src = maps.src_tokens[index] if maps.src_tokens is not None else [str(i) for i in range(weights.shape[-1])]
     tgt = maps.tgt_tokens[index] if maps.tgt_tokens is not None else [str(i) for i in range(weights.shape[-2])]
     queries, keys = {"encoder_self": (src, src), "decoder_self": (tgt, tgt), "cross": (tgt, src)}[kind]

@@ -20,6 +20,7 @@ from ..decoding import Translation, max_decode_length, translate
 from ..live_explorers import live_explorer_html, translation_payload
 from ..models import Transformer
 from ..tokenization import Vocab, normalize_sentence
+from ..validation import shorten
 from .attention import ATTENTION_KINDS, attention_figure
 from .display import figure_mimebundle
 from .positions import MAX_POSITIONS, positional_encoding_figure
@@ -48,7 +49,7 @@ def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int 
     sentence longer than the model reads (``typed_tokens``, when the explorer had to cut it)."""
     notes = []
     if translation.unknown_words:
-        listed = ", ".join(f"“{w}”" for w in dict.fromkeys(translation.unknown_words))
+        listed = ", ".join(f"“{shorten(w)}”" for w in dict.fromkeys(translation.unknown_words))
         unk = src_vocab.itos[src_vocab.unk_id]
         notes.append(f"Not in the vocabulary, so the model reads them as {unk}: {listed}.")
     read = len(translation.src_ids)
@@ -144,7 +145,8 @@ class AttentionExplorer:
             sentence = " ".join(words[:limit])
         result = translate(self.model, sentence, self.src_vocab, self.tgt_vocab, beam_size=self.beam_size)
         self.result, self.maps = result, capture_translation(self.model, result, self.src_vocab, self.tgt_vocab)
-        read_as = [f"Read as “{' '.join(words)}” ({'; '.join(changes)}), the way the training sentences are written."]
+        typed = shorten(" ".join(words), 80)
+        read_as = [f"Read as “{typed}” ({'; '.join(changes)}), the way the training sentences are written."]
         self.notes = (read_as if changes else []) + reading_notes(result, self.src_vocab, typed_tokens=len(words))
         text = html.escape(result.text) or "(nothing)"
         self.output_text.value = (f"<b>Model output:</b> {text} "
