@@ -13,11 +13,11 @@ the scripts to the pages that hold one, and writes the model files the page load
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Sequence
 
 from .capture import AttentionMaps
 from .decoding import Translation
+from .html_embed import json_for_script
 from .tokenization import Vocab
 from .validation import check_choice
 
@@ -56,8 +56,7 @@ def live_explorer_html(kind: str, **settings: object) -> str:
     and ``result``, a :func:`translation_payload` or None) or ``"positional"`` (settings:
     ``d_model``, ``dims``, ``positions``)."""
     check_choice("kind", kind, list(KINDS))
-    # Inside <script>, "</" would end the element: JSON allows it escaped.
-    state = json.dumps(settings, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    state = json_for_script(settings)  # a "<!--<script>" or "</script>" in a sentence cannot end the element
     return (f'<div class="tc-live" data-explorer="{kind}">'
             f'<script type="application/json" class="tc-live-state">{state}</script>'
             f'<p class="tc-live-fallback">{html.escape(FALLBACK)}</p></div>')
