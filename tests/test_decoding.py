@@ -235,7 +235,7 @@ def test_trace_matches_greedy_and_prints_each_step():
 
 
 def test_translate_returns_text_tokens_and_unknown_words():
-    src_vocab = Vocab(["a", "b", "c"])
+    src_vocab = Vocab(["a", "b", "c", "d", "e", "f", "g", "h"])  # 12 ids like the tiny model: the sizes must agree
     tgt_vocab = Vocab(["x", "y", "z", "w", "v", "u", "t", "s"])  # 12 ids like the tiny model
     model = tiny_model(6)
     result = translate(model, "a b zebra c", src_vocab, tgt_vocab, max_len=6)

@@ -71,6 +71,10 @@ class CheckpointError(ValueError):
 
 def state_dict_sha256(state_dict: dict[str, torch.Tensor]) -> str:
     """The SHA-256 of a state dict: each tensor's name, dtype, shape and bytes, in key order."""
+    check_instance("state_dict", state_dict, dict, "a dict of tensors (a state dict)")
+    for key, value in state_dict.items():
+        if type(key) is not str or not isinstance(value, torch.Tensor):
+            raise TypeError(f"state_dict[{key!r}]: expected a tensor under a str key, got {type(value).__name__}")
     digest = hashlib.sha256()
     for key in sorted(state_dict):
         tensor = state_dict[key].detach().cpu().contiguous()

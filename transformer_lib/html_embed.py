@@ -22,7 +22,12 @@ def json_for_script(value: object) -> str:
     """``value`` as compact JSON for a ``<script>`` element (``type="application/json"`` or JavaScript):
     every ``<``, ``>`` and ``&`` written as ``\\u003c``, ``\\u003e``, ``\\u0026``. ``JSON.parse`` reads back
     the same strings. NaN and infinities are refused (``ValueError``): they are not JSON."""
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except TypeError as error:
+        raise TypeError(f"value: expected JSON values (dict, list, str, number, bool, None): {error}") from None
+    except ValueError as error:
+        raise ValueError(f"value: expected finite numbers: {error}") from None
     for char, escaped in _SWAPS:
         text = text.replace(char, escaped)
     return text
@@ -32,4 +37,6 @@ def script_safe(source: str) -> str:
     """JavaScript ``source`` that carries strings from elsewhere (bertviz's script, with the tokens in its
     JSON): each ``<`` that opens ``<!--``, ``<script`` or ``</script`` becomes ``\\u003c``. Such a ``<`` can
     only stand inside a string literal, a regular expression or a comment, where ``\\u003c`` means ``<``."""
+    if not isinstance(source, str):
+        raise TypeError(f"source: expected a str (JavaScript), got {type(source).__name__}")
     return re.sub(r"<(?=!--|/?script)", r"\\u003c", source, flags=re.IGNORECASE)

@@ -28,7 +28,14 @@ from .models import DecoderOnlyTransformer
 from .sampling import sample_continuation, tempered_logits
 from .tokenization import Batch, Vocab, make_batches
 from .training import TrainingHistory, train
-from .validation import check_instance, check_number, check_positive_int, check_token_list, check_vocab_size
+from .validation import (
+    check_instance,
+    check_number,
+    check_positive_int,
+    check_token_ids,
+    check_token_list,
+    check_vocab_size,
+)
 
 
 def _check_sentences(name: str, sentences: object) -> list[str]:
@@ -58,10 +65,12 @@ class ReadsTargetOnly(nn.Module):
 
     def __init__(self, model: DecoderOnlyTransformer) -> None:
         super().__init__()
+        check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
         self.model = model
         self.config = model.config
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        check_token_ids("tgt_in", tgt_in, self.config.tgt_vocab_size)  # the model would call it ids
         return self.model(tgt_in)
 
 

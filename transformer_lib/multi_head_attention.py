@@ -22,6 +22,7 @@ from .validation import (
     check_divisible,
     check_features,
     check_mask,
+    check_ndim,
     check_positive_int,
     check_probability,
     module_dtype,
@@ -72,11 +73,15 @@ class MultiHeadAttention(nn.Module):
 
     def split_heads(self, x: Tensor) -> Tensor:
         """(B, T, d_model) -> (B, h, T, d_k)"""
+        check_features("x", x, self.d_model)
         batch, length, _ = x.shape
         return x.view(batch, length, self.n_heads, self.d_k).transpose(1, 2)
 
     def merge_heads(self, x: Tensor) -> Tensor:
         """(B, h, T, d_k) -> (B, T, d_model): the Concat of the formula."""
+        check_ndim("x", x, 4, "(batch, heads, seq_len, d_k)")
+        if x.shape[1] != self.n_heads or x.shape[3] != self.d_k:
+            raise ValueError(f"x: expected (batch, {self.n_heads}, seq_len, {self.d_k}), got shape {tuple(x.shape)}")
         batch, _, length, _ = x.shape
         return x.transpose(1, 2).reshape(batch, length, self.d_model)
 

@@ -98,7 +98,7 @@ class LearnedPositionalEmbedding(nn.Module):
     def __init__(self, d_model: int, max_len: int = 512) -> None:
         super().__init__()
         self.max_len = check_positive_int("max_len", max_len)
-        self.embedding = nn.Embedding(max_len, d_model)
+        self.embedding = nn.Embedding(max_len, check_positive_int("d_model", d_model))
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         check_ndim("x", x, 3, "(batch, seq_len, d_model)")

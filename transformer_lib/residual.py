@@ -78,9 +78,16 @@ class Residual(nn.Module):
         self.norm_first = check_bool("norm_first", norm_first)
 
     def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
+        _check_sublayer_call(x, sublayer, self.norm.weight.shape[0])
         if self.norm_first:  # pre-norm: x + Sublayer(LayerNorm(x))
             return x + self.dropout(sublayer(self.norm(x)))
         return self.norm(x + self.dropout(sublayer(x)))  # post-norm, the paper: LayerNorm(x + Sublayer(x))
+
+
+def _check_sublayer_call(x: object, sublayer: object, d_model: int) -> None:
+    check_vectors("x", x, d_model)
+    if not callable(sublayer):
+        raise TypeError(f"sublayer: expected a function of x (a module), got {type(sublayer).__name__}")
 
 
 class NoResidual(Residual):
@@ -89,6 +96,7 @@ class NoResidual(Residual):
     must then carry all the information forward itself; chapter 6 trains a model built of these."""
 
     def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
+        _check_sublayer_call(x, sublayer, self.norm.weight.shape[0])
         if self.norm_first:
             return self.dropout(sublayer(self.norm(x)))
         return self.norm(self.dropout(sublayer(x)))

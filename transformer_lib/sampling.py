@@ -46,6 +46,14 @@ def check_sampling_args(temperature: object, top_k: object, top_p: object, gener
     return temperature
 
 
+def _check_logits(logits: object) -> None:
+    check_tensor("logits", logits)
+    if not logits.is_floating_point():
+        raise TypeError(f"logits: expected a floating-point tensor, got dtype {logits.dtype}")
+    if logits.ndim == 0 or logits.shape[-1] == 0:
+        raise ValueError(f"logits: expected shape (..., vocab) with vocab >= 1, got shape {tuple(logits.shape)}")
+
+
 def filter_logits(logits: Tensor, *, top_k: int | None = None, top_p: float | None = None) -> Tensor:
     """(..., V) logits with every token outside the top ``top_k`` and outside the nucleus of ``top_p``
     set to -inf (a new tensor; None leaves that filter out).
@@ -59,11 +67,7 @@ def filter_logits(logits: Tensor, *, top_k: int | None = None, top_p: float | No
     probable tokens whose probability reaches ``top_p`` (always the most probable token); it keeps
     every token at least as probable as the least probable of that set. ``top_p=1`` keeps every token.
     """
-    check_tensor("logits", logits)
-    if not logits.is_floating_point():
-        raise TypeError(f"logits: expected a floating-point tensor, got dtype {logits.dtype}")
-    if logits.ndim == 0 or logits.shape[-1] == 0:
-        raise ValueError(f"logits: expected shape (..., vocab) with vocab >= 1, got shape {tuple(logits.shape)}")
+    _check_logits(logits)
     check_finite("logits", logits, allow_minus_inf=True)  # -inf: an excluded token
     if logits.numel() and not bool((logits > float("-inf")).any(dim=-1).all()):
         row = tuple(int(i) for i in (~(logits > float("-inf")).any(dim=-1)).nonzero()[0])
@@ -91,6 +95,8 @@ def tempered_logits(logits: Tensor, temperature: float) -> Tensor:
     in float32), the best logit shifted to 0 first. A vanishing temperature then gives 0 for the best
     token and -inf for the others (greedy), a huge one 0 for every allowed token (uniform), and never
     inf - inf = NaN. The softmax is unchanged by the shift. Shared by sampling and ``language_model``."""
+    _check_logits(logits)
+    temperature = check_number("temperature", temperature, positive=True)
     logits = logits.double()
     return (logits - logits.max(dim=-1, keepdim=True).values) / temperature
 
@@ -98,9 +104,9 @@ def tempered_logits(logits: Tensor, temperature: float) -> Tensor:
 def draw_next(logits: Tensor, *, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
               generator: torch.Generator | None = None) -> Tensor:
     """(B, V) logits -> (B,) tokens drawn from softmax(logits / temperature), filtered by
-    ``filter_logits(top_k, top_p)``; ``temperature=0`` takes the most probable token.
-
-    Arguments are checked by the caller (``check_sampling_args``)."""
+    ``filter_logits(top_k, top_p)``; ``temperature=0`` takes the most probable token."""
+    check_ndim("logits", logits, 2, "(batch, vocab)")
+    temperature = check_sampling_args(temperature, top_k, top_p, generator, allow_greedy=True)
     if temperature == 0.0:
         return logits.argmax(dim=-1)
     logits = filter_logits(tempered_logits(logits, temperature), top_k=top_k, top_p=top_p)

@@ -25,7 +25,9 @@ from torch import Tensor
 
 from .validation import (
     check_bool,
+    check_device,
     check_id_dtype,
+    check_id_lists,
     check_instance,
     check_int,
     check_iterable,
@@ -336,6 +338,10 @@ class BPETokenizer:
         self, merges: Sequence[Merge], end_of_word: str | None = END_OF_WORD, alphabet: Iterable[str] = ()
     ) -> None:
         """``alphabet``: the characters seen in training (``learn`` fills it in)."""
+        merges = list(check_iterable("merges", merges, "a list of Merge (from learn_bpe)"))
+        alphabet = list(check_iterable("alphabet", alphabet, "an iterable of characters (str)"))
+        if end_of_word is not None:
+            check_word("end_of_word", end_of_word)
         for i, merge in enumerate(merges):
             if not isinstance(merge, Merge):
                 raise TypeError(f"merges[{i}]: expected a Merge (from learn_bpe), got {type(merge).__name__}")
@@ -403,6 +409,7 @@ class Batch:
         return self.src.shape[0]
 
     def to(self, device: torch.device | str) -> Batch:
+        device = check_device("device", device)
         return Batch(self.src.to(device), self.tgt_in.to(device), self.tgt_out.to(device), self.pad_id)
 
 
@@ -435,17 +442,8 @@ def encode_pairs(
 
 def pad_sequences(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> Tensor:
     """(B, max_len) LongTensor, each row padded on the right with ``pad_id``."""
-    if isinstance(sequences, str | Tensor) or not isinstance(sequences, Sequence):
-        raise TypeError(f"sequences: expected a list of lists of ids, got {type(sequences).__name__}")
-    if not sequences:
-        raise ValueError("sequences: expected at least one sequence, got none")
+    rows = check_id_lists("sequences", sequences)
     check_int("pad_id", pad_id, minimum=0)
-    rows = []
-    for i, sequence in enumerate(sequences):
-        if isinstance(sequence, str | Tensor) or not isinstance(sequence, Sequence):
-            raise TypeError(f"sequences[{i}]: expected a list of ids, got {type(sequence).__name__}")
-        # each id checked: torch.tensor(dtype=long) would truncate 2.7 to 2 and read True as 1
-        rows.append([check_int(f"sequences[{i}][{j}]", token, minimum=0) for j, token in enumerate(sequence)])
     width = max(len(row) for row in rows)
     out = torch.full((len(rows), width), pad_id, dtype=torch.long)
     for i, row in enumerate(rows):
@@ -456,6 +454,12 @@ def pad_sequences(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> Tensor
 def collate(encoded: Sequence[tuple[list[int], list[int]]], tgt_vocab: Vocab) -> Batch:
     """A Batch from encoded pairs: target wrapped as <sos> y / y <eos>, everything padded with 0."""
     _check_vocab("tgt_vocab", tgt_vocab)
+    check_iterable("encoded", encoded, "a list of (source ids, target ids) pairs")
+    if not encoded:
+        raise ValueError("encoded: expected at least one (source ids, target ids) pair, got none")
+    for i, pair in enumerate(encoded):
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise TypeError(f"encoded[{i}]: expected a (source ids, target ids) pair, got {pair!r:.60}")
     src = pad_sequences([s for s, _ in encoded], Vocab.pad_id)
     tgt_in = pad_sequences([[tgt_vocab.sos_id, *t] for _, t in encoded], Vocab.pad_id)
     tgt_out = pad_sequences([[*t, tgt_vocab.eos_id] for _, t in encoded], Vocab.pad_id)

@@ -19,7 +19,12 @@ What is accepted, everywhere:
 * a floating-point input to a module has the module's dtype (a float64 tensor to a float32
   module is a ``TypeError``, not a deep matrix-multiply error);
 * a list of tokens is a sequence of strings; a plain string is refused (it would be read
-  as its characters).
+  as its characters); ``None`` where a sequence is expected is a ``TypeError`` naming it;
+* a vocabulary passed with a model holds exactly the model's number of tokens;
+* a floating-point input holds no NaN and no infinity; logits may hold -inf (an excluded token);
+* a message quotes what came cut short (``shorten``): never a 10,000-character word whole.
+
+``tests/test_bad_input_sweep.py`` holds every public callable of the library to this rule.
 """
 
 from __future__ import annotations
@@ -243,6 +248,21 @@ def check_vocab_size(name: str, vocab: object, size: int, owner: str) -> None:
         raise ValueError(f"{name}: expected {size} tokens like {owner}, got a vocabulary of {len(vocab)}")  # type: ignore[arg-type]
 
 
+def check_id_lists(name: str, sequences: object) -> list[list[int]]:
+    """A non-empty list of lists of token ids (ints >= 0). Each id is checked: ``torch.tensor(dtype=long)``
+    would truncate 2.7 to 2 and read True as 1."""
+    if isinstance(sequences, str | Tensor) or not isinstance(sequences, Sequence):
+        raise TypeError(f"{name}: expected a list of lists of ids, got {type(sequences).__name__}")
+    if not sequences:
+        raise ValueError(f"{name}: expected at least one sequence, got none")
+    rows = []
+    for i, sequence in enumerate(sequences):
+        if isinstance(sequence, str | Tensor) or not isinstance(sequence, Sequence):
+            raise TypeError(f"{name}[{i}]: expected a list of ids, got {type(sequence).__name__}")
+        rows.append([check_int(f"{name}[{i}][{j}]", token, minimum=0) for j, token in enumerate(sequence)])
+    return rows
+
+
 def check_word(name: str, token: object) -> str:
     """One token of a whitespace-split vocabulary: a non-empty str without whitespace (which
     ``str.split`` would cut, so the token could never be encoded)."""
@@ -343,6 +363,16 @@ def check_id_dtype(name: str, ids: Tensor) -> None:
             f"{name}: expected integer token ids (torch.long), got dtype {ids.dtype}; "
             "convert with .long() (torch.int32 is accepted too)"
         )
+
+
+def check_row_index(name: str, index: object, size: int | None = None) -> Tensor:
+    """Rows to keep, in order (beam search's reordering): a 1-D tensor of ids in [0, ``size``)."""
+    index = check_tensor(name, index)
+    check_id_dtype(name, index)
+    check_ndim(name, index, 1, "(rows,)")
+    if index.numel() and (int(index.min()) < 0 or (size is not None and int(index.max()) >= size)):
+        raise ValueError(f"{name}: expected row numbers in [0, {size}), got {index.tolist()!r:.60}")
+    return index
 
 
 def check_token_ids(name: str, ids: object, vocab_size: int) -> Tensor:

@@ -21,7 +21,7 @@ from torch import nn
 from ..config import PRESETS, TransformerConfig
 from ..encoder import Encoder, EncoderLayer
 from ..models import Transformer
-from ..validation import check_positive_int
+from ..validation import check_int, check_positive_int
 from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
 from .training import moving_average
 
@@ -77,7 +77,7 @@ def _millions(n: int) -> str:
 def parameter_breakdown_figure(presets: Sequence[str] = ("small", "base", "big")) -> go.Figure:
     """Horizontal bars of ``parameter_breakdown`` per component, one set per preset, with a
     dropdown menu choosing the preset (every preset is stored in the figure)."""
-    if isinstance(presets, str) or not presets:
+    if isinstance(presets, str) or not isinstance(presets, Sequence) or not presets:
         raise ValueError(f"presets: expected a non-empty list of preset names, got {presets!r}")
     for name in presets:
         if name not in PRESETS:
@@ -124,8 +124,10 @@ def norm_placement_scales(
     Each figure is the mean over ``n_seeds`` initialisations (seeds ``seed``, ``seed + 1``, ...):
     one random draw can hide the trend (the top-to-bottom gradient ratio of a post-norm stack
     ranges from about 1 to 3.5 over eight seeds), the mean shows it."""
-    check_positive_int("n_layers", n_layers)
-    check_positive_int("n_seeds", n_seeds)
+    for name, value in (("n_layers", n_layers), ("d_model", d_model), ("n_heads", n_heads), ("d_ff", d_ff),
+                        ("seq_len", seq_len), ("batch", batch), ("n_seeds", n_seeds)):
+        check_positive_int(name, value)
+    check_int("seed", seed)
     totals = {"activation": [0.0] * n_layers, "gradient": [0.0] * n_layers}
     for run in range(seed, seed + n_seeds):
         torch.manual_seed(run)
@@ -188,7 +190,7 @@ def ablation_figure(curves: dict[str, Sequence[float]], window: int = 20) -> go.
     fig = go.Figure()
     ends = {}
     for i, (name, losses) in enumerate(curves.items()):
-        if isinstance(losses, str) or len(losses) == 0:
+        if isinstance(losses, str) or not isinstance(losses, Sequence) or len(losses) == 0:
             raise ValueError(f"curves[{name!r}]: expected a non-empty list of losses, got {losses!r:.60}")
         average = [round(v, 4) for v in moving_average(list(losses), window)]
         steps = list(range(1, len(average) + 1))
