@@ -129,7 +129,7 @@ TITLES_JS = """() => {
   return found;
 }"""
 
-# The keyboard's targets: each explorer (transformer_lib.live_explorers), each row of a figure's
+# The keyboard's targets: each explorer (transformer_lib.browser.page), each row of a figure's
 # keyboard controls (book/_static/plotly-config.js), each saved widget and bertviz's button.
 CONTROLS_JS = """() => {
   const focusable = 'a[href], button, input, select, textarea, [tabindex]:not([tabindex="-1"])';

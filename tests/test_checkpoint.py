@@ -87,10 +87,14 @@ def test_a_pickle_with_code_is_refused(tmp_path):
     _expect_error(path, "not a readable checkpoint")
 
 
-def _tampered(tmp_path, name, change):
+def _tampered(tmp_path, name, change, seal=True):
+    """A checkpoint changed by ``change``; ``seal``: with the SHA-256 of its changed weights, so that
+    loading gets past the integrity check to the check under test."""
     payload = torch.load(save_checkpoint(tmp_path / "base.pt", tiny_model(0), SRC_VOCAB, TGT_VOCAB),
                          weights_only=True)
     change(payload)
+    if seal and isinstance(payload.get("state_dict"), dict):
+        payload["sha256"] = checkpoint_module.state_dict_sha256(payload["state_dict"])
     path = tmp_path / name
     torch.save(payload, path)
     return path
@@ -135,3 +139,46 @@ def test_save_rejects_bad_arguments(tmp_path):
         save_checkpoint(tmp_path / "x.pt", tiny_model(0), src_vocab=["a"])
     with pytest.raises(TypeError, match="extra: expected a dict"):
         save_checkpoint(tmp_path / "x.pt", tiny_model(0), extra=[1])
+
+
+def test_a_flipped_byte_in_the_weights_is_refused(tmp_path):
+    """torch's zip reader checks no CRC: without the stored SHA-256 a changed weight would load."""
+    model = tiny_model(0)
+    path = save_checkpoint(tmp_path / "model.pt", model, SRC_VOCAB, TGT_VOCAB)
+    data = bytearray(path.read_bytes())
+    weight = model.generator.weight.detach().numpy().tobytes()
+    start = data.find(weight)
+    assert start > 0  # the tensor is stored uncompressed: this is the byte a disk error would flip
+    data[start + len(weight) // 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(CheckpointError, match=rf"{path.name}: SHA-256 of the weights is [0-9a-f]{{64}}, but the "
+                                              r"file records [0-9a-f]{64}: the file is corrupt or was changed"):
+        load_checkpoint(path)
+
+
+def test_a_checkpoint_without_its_sha256_is_refused(tmp_path):
+    path = _tampered(tmp_path, "no_sum.pt", lambda p: p.pop("sha256"), seal=False)
+    _expect_error(path, r"lacks the entries \['sha256'\]")
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float16, torch.bool], ids=str)
+def test_a_tensor_of_another_dtype_is_refused_not_cast(tmp_path, dtype):
+    def change(p):
+        p["state_dict"]["generator.bias"] = p["state_dict"]["generator.bias"].to(dtype)
+
+    path = _tampered(tmp_path, "dtype.pt", change)
+    _expect_error(path, rf"state_dict\['generator.bias'\]: expected dtype torch.float32 like the model's other "
+                        rf"weights, got {dtype}")
+
+
+def test_a_float64_model_comes_back_in_float64(tmp_path):
+    model = tiny_model(0).double()
+    loaded = load_checkpoint(save_checkpoint(tmp_path / "double.pt", model))
+    assert all(p.dtype == torch.float64 for p in loaded.model.parameters())
+    assert torch.equal(loaded.model(SRC, TGT), model(SRC, TGT))
+
+
+def test_saving_to_a_directory_names_the_path(tmp_path):
+    from .bad_input import raises
+
+    raises(ValueError, lambda: save_checkpoint(tmp_path, tiny_model(0)), "path")

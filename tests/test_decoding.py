@@ -247,7 +247,7 @@ def test_trace_matches_greedy_and_prints_each_step():
 
 
 def test_translate_returns_text_tokens_and_unknown_words():
-    src_vocab = Vocab(["a", "b", "c"])
+    src_vocab = Vocab(["a", "b", "c", "d", "e", "f", "g", "h"])  # 12 ids like the tiny model: the sizes must agree
     tgt_vocab = Vocab(["x", "y", "z", "w", "v", "u", "t", "s"])  # 12 ids like the tiny model
     model = tiny_model(6)
     result = translate(model, "a b zebra c", src_vocab, tgt_vocab, max_len=6)
@@ -296,3 +296,29 @@ def test_decoding_rejects_bad_arguments():
     with pytest.raises(ValueError, match="src_ids: expected one sentence"):
         trace_greedy(model, torch.tensor([[3], [4]]), ["x"] * VOCAB, max_len=5, **special)
     assert not math.isnan(length_penalty(0, 0.6))
+
+
+def _near_tie_model():
+    """A float64 model whose logits ignore the input: ids 3 and 4 lead, 4 by 1e-12, which float32 rounds away."""
+    model = tiny_model(0).double()
+    with torch.no_grad():
+        model.generator.weight.zero_()
+        model.generator.bias.fill_(-5.0)
+        model.generator.bias[3] = 1.0
+        model.generator.bias[4] = 1.0 + 1e-12
+    return model
+
+
+def test_a_float64_model_is_decoded_in_float64():
+    """One rule for greedy, beam and sampling: the next-token distribution is computed in float64."""
+    model, src = _near_tie_model(), torch.tensor([[4, 5, 6]])
+    assert torch.tensor([1.0, 1.0 + 1e-12]).float().unique().numel() == 1  # the tie float32 would see
+    ids = dict(sos_id=SOS, eos_id=EOS, max_len=3)
+    assert greedy_decode(model, src, **ids) == [[4, 4, 4]]
+    best = beam_search(model, src, beam_size=2, alpha=0.0, **ids)[0]
+    assert best.tokens == [4, 4, 4]
+    step = model.generator.bias.masked_fill(torch.arange(VOCAB) < 2, -math.inf).log_softmax(-1)[4].item()
+    assert abs(best.log_prob - 3 * step) < 1e-13  # float32 would be off by ~1e-7
+    for seed in range(5):
+        drawn = sample_decode(model, src, temperature=1e-300, generator=torch.Generator().manual_seed(seed), **ids)
+        assert drawn == [[4, 4, 4]]

@@ -93,7 +93,7 @@ def test_evaluation_rejects_bad_inputs():
         evaluate_translation(tiny_model(0), [], SRC_VOCAB, TGT_VOCAB)
     with pytest.raises(ValueError, match=r"sentences\[1\]: expected at least one word"):
         translate_batch(tiny_model(0), ["s1", " "], SRC_VOCAB, TGT_VOCAB)
-    with pytest.raises(TypeError, match="src_vocab, tgt_vocab: expected Vocab"):
+    with pytest.raises(TypeError, match="src_vocab: expected a tokenization.Vocab, got dict"):
         translate_batch(tiny_model(0), ["s1"], {"s1": 4}, TGT_VOCAB)
     assert torch.get_num_threads() == 1
 

@@ -120,3 +120,16 @@ def test_sampled_sentences_are_the_continuations_of_sos_decoded():
         assert sample.ended == (VOCAB.eos_id in row)
         assert sample.text == " ".join(VOCAB.itos[i] for i in row if i != VOCAB.eos_id)
         assert "<unk>" not in sample.text.split()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("temperature", [1e-300, 5e-324, 1e300])
+def test_entropy_is_finite_at_extreme_temperatures(temperature, dtype):
+    """draw_next's computation (float64, best logit shifted to 0): greedy's entropy 0, a huge temperature's log V."""
+    model = model_for(VOCAB).to(dtype)
+    entropy = next_token_entropy(model, SENTENCES, VOCAB, temperature=temperature)
+    assert math.isfinite(entropy)
+    if temperature < 1:
+        assert entropy == 0.0  # random weights: no exact ties, one token takes all the probability
+    else:
+        assert entropy == pytest.approx(math.log(len(VOCAB)), rel=1e-12)

@@ -194,3 +194,28 @@ def test_breakdown_matches_a_real_model():
 def test_breakdown_rejects_a_preset_name():
     with pytest.raises(TypeError, match="config"):
         parameter_breakdown("base")
+
+
+@pytest.mark.parametrize("positional", POSITIONS)
+@pytest.mark.parametrize("chunks", [(3, 1, 1, 1), (1, 1, 1, 1, 1, 1), (2, 4)], ids=str)
+def test_decoder_only_cache_masks_padding_like_the_full_forward(positional, chunks):
+    """The issue's case: pad 0 inside the prompt; with a cache it used to be attended to (0.35 apart)."""
+    torch.manual_seed(0)
+    model = DecoderOnlyTransformer(tiny(positional=positional)).double().eval()
+    ids = torch.tensor([[1, 0, 0, 7, 8, 9], [3, 4, 5, 6, 0, 0], [0, 2, 3, 0, 4, 5]])
+    full = model(ids)
+    cache, steps, start = model.new_cache(), [], 0
+    for size in chunks:
+        steps.append(model(ids[:, start:start + size], cache))
+        start += size
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, rtol=0, atol=1e-10)
+
+
+def test_padding_with_a_cache_that_cannot_record_it_is_refused():
+    from transformer_lib.multi_head_attention import KVCache
+
+    from .bad_input import raises
+
+    model = DecoderOnlyTransformer(tiny()).eval()
+    raises(ValueError, lambda: model(torch.tensor([[1, 0, 3]]), [KVCache() for _ in range(2)]), "cache")
+    raises(TypeError, lambda: model(torch.tensor([[1, 2, 3]]), "cache"), "cache")

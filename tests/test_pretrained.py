@@ -244,3 +244,26 @@ def test_a_non_editable_install_carries_the_shipped_models(tmp_path):
     names = set(zipfile.ZipFile(wheel).namelist())
     for path in WEIGHTS_DIR.iterdir():
         assert f"transformer_lib/pretrained/weights/{path.name}" in names
+
+
+def test_a_shipped_tensor_of_another_dtype_is_refused_not_cast(tmp_path):
+    """Sums vouch for the bytes, not for what they hold: an int32 tensor would load as float32."""
+    from safetensors.torch import load_file, save
+
+    directory = _copy_weights(tmp_path)
+    filename = f"{BOOK_RNN}.safetensors"
+    weights = load_file(directory / filename)
+    key = sorted(weights)[0]
+    weights[key] = weights[key].round().to(torch.int32)
+    _rewrite_with_sum(directory, filename, save(weights))
+    with pytest.raises(CheckpointError, match=rf"{filename}: state_dict\['{key}'\]: expected dtype torch.float32 "
+                                              r"like the model's other weights, got torch.int32"):
+        load_shipped(BOOK_RNN, directory)
+
+
+def test_a_device_that_does_not_exist_is_named():
+    from .bad_input import raises
+
+    for device in ("nonsense", "cuda:99"):
+        raises(ValueError, lambda device=device: book_model(device=device), "device")
+    raises(TypeError, lambda: book_model(device=3.5), "device")

@@ -187,3 +187,41 @@ def test_prompts_up_to_the_positional_table():
     assert len(sample_continuation(model, prompt, max_new_tokens=7)[0]) == 7  # 10 + 7 - 1 = 16 positions
     with pytest.raises(ValueError, match="max_new_tokens: the model reads at most config.max_len=16"):
         sample_continuation(model, prompt, max_new_tokens=8)
+
+
+# ----------------------------------------------------------------------------- non-finite logits and ties
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf], ids=str)
+@pytest.mark.parametrize("kwargs", [dict(top_k=1), dict(top_p=0.5), {}], ids=str)
+def test_nan_and_plus_inf_logits_are_refused(bad, kwargs):
+    """One NaN used to make top_k=1 keep every token, one +inf to disable top-p."""
+    from .bad_input import raises
+
+    logits = random_logits(0)
+    logits[2, 5] = bad
+    message = raises(ValueError, lambda: filter_logits(logits, **kwargs), "logits")
+    assert "(2, 5)" in message
+
+
+def test_minus_inf_means_excluded_and_a_row_with_nothing_left_is_refused():
+    from .bad_input import raises
+
+    logits = torch.tensor([[0.0, -math.inf, 1.0, -math.inf]])
+    assert torch.equal(torch.isfinite(filter_logits(logits, top_k=3)), torch.tensor([[True, False, True, False]]))
+    assert torch.equal(torch.isfinite(filter_logits(logits, top_p=0.5)), torch.tensor([[False, False, True, False]]))
+    raises(ValueError, lambda: filter_logits(torch.full((2, 3), -math.inf)), "logits")
+
+
+@pytest.mark.parametrize("permutation", [[0, 1, 2, 3], [3, 2, 1, 0], [1, 3, 0, 2]], ids=str)
+def test_ties_at_the_boundary_all_stay_in_top_k_and_in_top_p(permutation):
+    """One rule for both filters: a token is never dropped for a tie it loses only by its id."""
+    uniform = torch.zeros(1, 4)
+    assert torch.isfinite(filter_logits(uniform, top_p=0.5)).all()  # used to keep ids 0 and 1 only
+    assert torch.isfinite(filter_logits(uniform, top_k=2)).all()
+    logits = torch.tensor([[3.0, 1.0, 1.0, -2.0]])[:, permutation]  # the two 1.0 tie at the nucleus' edge
+    kept = torch.isfinite(filter_logits(logits, top_p=0.9))
+    assert kept.sum() == 3 and not kept[0, permutation.index(3)]
+    assert kept[0, permutation.index(1)] and kept[0, permutation.index(2)]
+    kept = torch.isfinite(filter_logits(logits, top_k=2))
+    assert kept.sum() == 3 and not kept[0, permutation.index(3)]

@@ -119,7 +119,7 @@ def test_encoder_unit_activations_rows_words_and_statistics():
         units.top_tokens(32)
     with pytest.raises(ValueError, match="layer"):
         encoder_unit_activations(model, SRC, sentences, layer=2)
-    with pytest.raises(ValueError, match="sentences"):
+    with pytest.raises(TypeError, match="sentences: expected a list of sentences, got a single str"):  # as everywhere
         encoder_unit_activations(model, SRC, "the cat")
 
 

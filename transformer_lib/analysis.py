@@ -30,7 +30,17 @@ from .capture import AttentionMaps, capture_attention, capture_feed_forward
 from .encoder import Encoder, EncoderLayer
 from .models import Transformer
 from .tokenization import Vocab, pad_sequences
-from .validation import check_index, check_ndim, check_pairs, check_positive_int
+from .validation import (
+    check_index,
+    check_instance,
+    check_int,
+    check_ndim,
+    check_pairs,
+    check_positive_int,
+    check_token_list,
+    check_vectors,
+    check_vocab_size,
+)
 
 N_SPECIAL = 4  # <pad>, <unk>, <sos>, <eos>: ids 0 to 3 in every Vocab
 
@@ -40,6 +50,8 @@ def _check_model_vocab(model: object, vocab: object, vocab_name: str = "src_voca
         raise TypeError(f"model: expected a Transformer, got {type(model).__name__}")
     if not isinstance(vocab, Vocab):
         raise TypeError(f"{vocab_name}: expected a Vocab, got {type(vocab).__name__}")
+    size = model.config.src_vocab_size if vocab_name == "src_vocab" else model.config.tgt_vocab_size
+    check_vocab_size(vocab_name, vocab, size, f"the model's config.{vocab_name}_size")
 
 
 def _word_id(vocab: Vocab, word: object, name: str) -> int:
@@ -71,8 +83,9 @@ def contextual_occurrences(
     """The first occurrence of ``word`` in each of ``sentences``, run through the encoder."""
     _check_model_vocab(model, src_vocab)
     word_id = _word_id(src_vocab, word, "word")
-    if isinstance(sentences, str) or not sentences:
-        raise ValueError(f"sentences: expected a non-empty list of sentences, got {sentences!r:.60}")
+    sentences = check_token_list("sentences", sentences, item="sentence")
+    if not sentences:
+        raise ValueError("sentences: expected a non-empty list of sentences, got none")
     was_training = model.training
     model.eval()
     device = next(model.parameters()).device
@@ -101,6 +114,8 @@ def contextual_occurrences(
 
 def _unit_rows(vectors: Tensor, vocab: Vocab) -> Tensor:
     check_ndim("vectors", vectors, 2, "(vocab_size, d_model)")
+    check_vectors("vectors", vectors, vectors.shape[-1])  # floating point
+    check_instance("vocab", vocab, Vocab, "a Vocab")
     if vectors.shape[0] != len(vocab):
         raise ValueError(f"vectors: expected one row per word of the vocabulary ({len(vocab)}), got {vectors.shape[0]}")
     return F.normalize(vectors.detach(), dim=-1)
@@ -137,7 +152,7 @@ def analogy_ranks(vectors: Tensor, vocab: Vocab, pairs: Sequence[tuple[str, str]
     rank of d among the answers to "a is to b as c is to ?" (1: the first answer), as ``analogy``
     ranks them. Returns a 1-D tensor of ranks, len(pairs) * (len(pairs) - 1) of them."""
     unit = _unit_rows(vectors, vocab)
-    if isinstance(pairs, str) or len(pairs) < 2:
+    if isinstance(pairs, str) or not isinstance(pairs, Sequence) or len(pairs) < 2:
         raise ValueError(f"pairs: expected at least two (word, word) pairs, got {pairs!r:.60}")
     ids = [(_word_id(vocab, a, f"pairs[{n}][0]"), _word_id(vocab, b, f"pairs[{n}][1]"))
            for n, (a, b) in enumerate(pairs)]
@@ -187,6 +202,7 @@ def prefix_corruption(
     _check_model_vocab(model, src_vocab)
     _check_model_vocab(model, tgt_vocab, "tgt_vocab")
     check_positive_int("position", position)
+    check_int("seed", seed)
     pairs = check_pairs("pairs", pairs)
     kept = [(s, t) for s, t in pairs if len(tgt_vocab.encode(t)) >= position]
     if not kept:
@@ -266,6 +282,7 @@ class UnitActivations:
     def class_means(self, word_classes: dict[str, str]) -> tuple[list[str], Tensor]:
         """The classes of ``word_classes`` (word -> class, e.g. ``grammar.english_word_classes()``) that
         occur, sorted, and (n_classes, d_ff): each unit's mean activation over the tokens of each class."""
+        check_instance("word_classes", word_classes, dict, "a dict of word -> class")
         missing = sorted({w for w in self.words if w not in word_classes})
         if missing:
             raise ValueError(f"word_classes: expected a class for every word, got none for {missing[:5]}")
@@ -283,8 +300,9 @@ def encoder_unit_activations(
     units of encoder layer ``layer`` at every real token (``capture.capture_feed_forward``)."""
     _check_model_vocab(model, src_vocab)
     check_index("layer", layer, len(model.encoder.layers))
-    if isinstance(sentences, str) or not sentences:
-        raise ValueError(f"sentences: expected a non-empty list of sentences, got {sentences!r:.60}")
+    sentences = check_token_list("sentences", sentences, item="sentence")
+    if not sentences:
+        raise ValueError("sentences: expected a non-empty list of sentences, got none")
     ids = [src_vocab.encode(s) for s in sentences]
     device = next(model.parameters()).device
     src = pad_sequences(ids, src_vocab.pad_id).to(device)
@@ -331,8 +349,8 @@ def head_statistics(maps: AttentionMaps, index: int = 0) -> list[dict[str, objec
 
     Padding is not removed: pass one unpadded sentence per call.
     """
-    if not isinstance(maps, AttentionMaps):
-        raise TypeError(f"maps: expected transformer_lib.capture.AttentionMaps, got {type(maps).__name__}")
+    check_instance("maps", maps, AttentionMaps, "transformer_lib.capture.AttentionMaps")
+    check_int("index", index, minimum=0)
     rows = []
     for kind in ("encoder_self", "decoder_self", "cross"):
         for layer, weights in enumerate(getattr(maps, kind)):  # (B, h, T_q, T_k)
@@ -360,8 +378,10 @@ def norm_placement_scales(
     Each figure is the mean over ``n_seeds`` initialisations (seeds ``seed``, ``seed + 1``, ...):
     one random draw can hide the trend (the top-to-bottom gradient ratio of a post-norm stack
     ranges from about 1 to 3.5 over eight seeds), the mean shows it."""
-    check_positive_int("n_layers", n_layers)
-    check_positive_int("n_seeds", n_seeds)
+    for name, value in (("n_layers", n_layers), ("d_model", d_model), ("n_heads", n_heads), ("d_ff", d_ff),
+                        ("seq_len", seq_len), ("batch", batch), ("n_seeds", n_seeds)):
+        check_positive_int(name, value)
+    check_int("seed", seed)
     totals = {"activation": [0.0] * n_layers, "gradient": [0.0] * n_layers}
     for run in range(seed, seed + n_seeds):
         torch.manual_seed(run)

@@ -102,6 +102,8 @@ def _check_qkv(query: Tensor, key: Tensor, value: Tensor, dtype: torch.dtype | N
             raise TypeError(f"{name}: expected dtype {query.dtype} like query, got {x.dtype}")
         check_nonempty(name, x, dim=0)
         check_nonempty(name, x, dim=2)
+        if x.shape[-1] == 0:  # scores / sqrt(0) would be NaN
+            raise ValueError(f"{name}: expected a last dimension of at least 1, got shape {tuple(x.shape)}")
         check_finite(name, x)
     if key.shape[:2] != query.shape[:2]:
         raise ValueError(
@@ -129,16 +131,36 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
     A query row with every key masked gets all-zero weights (a softmax over only -inf is NaN).
     Both attention scores, dot-product and additive, become weights here.
     """
+    check_tensor("scores", scores)
+    if not scores.is_floating_point() or scores.dim() == 0:
+        raise TypeError(f"scores: expected a floating-point tensor (..., keys), got dtype {scores.dtype}")
     if mask is None:
         return scores.softmax(dim=-1)
+    check_tensor("mask", mask)
+    if mask.dtype != torch.bool:
+        raise TypeError(f"mask: expected a boolean mask (True = may attend), got dtype {mask.dtype}")
     if mask.dim() == 3:  # (B, T_q, T_k): shared by every head
         mask = mask[:, None]
+    try:
+        torch.broadcast_shapes(mask.shape, scores.shape)
+    except RuntimeError:
+        raise ValueError(f"mask: shape {tuple(mask.shape)} does not broadcast to the scores' "
+                         f"{tuple(scores.shape)}") from None
     scores = scores.masked_fill(~mask, float("-inf"))
     return scores.softmax(dim=-1).masked_fill(_attends_to_nothing(mask), 0.0)
 
 
 def attention_weights(query: Tensor, key: Tensor, mask: Tensor | None = None) -> Tensor:
     """softmax(Q K^T / sqrt(d_k)), with masked positions set to -inf before the softmax."""
+    for name, x in (("query", query), ("key", key)):
+        check_tensor(name, x)
+        if x.dim() < 2 or not x.is_floating_point():
+            raise TypeError(f"{name}: expected a floating-point tensor (..., seq_len, d_k), got dtype {x.dtype} "
+                            f"and shape {tuple(x.shape)}")
+    if key.dtype != query.dtype:
+        raise TypeError(f"key: expected dtype {query.dtype} like query, got {key.dtype}")
+    if key.shape[-1] != query.shape[-1] or query.shape[-1] == 0:
+        raise ValueError(f"key: expected the same d_k >= 1 as query ({query.shape[-1]}), got shape {tuple(key.shape)}")
     d_k = query.shape[-1]
     scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (B, h, T_q, T_k)
     return masked_softmax(scores, mask)
@@ -202,6 +224,7 @@ class AdditiveAttention(nn.Module):
 
     def scores(self, query: Tensor, key: Tensor) -> Tensor:
         """(B, h, T_q, d_query), (B, h, T_k, d_key) -> (B, h, T_q, T_k) scores, before the softmax."""
+        _check_qkv(query, key, key, dtype=module_dtype(self.w_query.weight), same_width=False)
         projected_query = self.w_query(query)[..., :, None, :]  # (B, h, T_q, 1, d_a)
         projected_key = self.w_key(key)[..., None, :, :]  # (B, h, 1, T_k, d_a)
         hidden = torch.tanh(projected_query + projected_key)  # (B, h, T_q, T_k, d_a): one small network per pair

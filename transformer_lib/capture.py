@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from .decoding import Translation
+from .decoding import Translation, check_translation_model
 from .models import DecoderOnlyTransformer, EncoderOnlyTransformer, Transformer
 from .multi_head_attention import MultiHeadAttention
 from .tokenization import Vocab
-from .validation import check_instance, check_token_list
+from .validation import check_index, check_instance, check_token_list, check_vocab_size
 
 
 @dataclass
@@ -33,6 +33,7 @@ class AttentionMaps:
         of an encoder-decoder model."""
         if self.src_tokens is None or self.tgt_tokens is None:
             raise ValueError("tokens: capture_attention was called without vocabularies, so there are no tokens")
+        check_index("index", index, len(self.src_tokens), "a batch row (int)")
         row = slice(index, index + 1)
         return dict(
             encoder_attention=[a[row] for a in self.encoder_self],
@@ -46,6 +47,7 @@ class AttentionMaps:
 @contextmanager
 def keep_attention_weights(model: nn.Module) -> Iterator[None]:
     """While active, every ``MultiHeadAttention`` in ``model`` keeps its last weights."""
+    check_instance("model", model, nn.Module, "a torch.nn.Module")
     modules = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
     for m in modules:
         m.keep_weights = True
@@ -85,9 +87,15 @@ def capture_attention(
     """
     check_instance("model", model, (Transformer, DecoderOnlyTransformer, EncoderOnlyTransformer),
                    "a Transformer, DecoderOnlyTransformer or EncoderOnlyTransformer")
+    config = model.config
+    sizes = {"src_vocab": ("config.src_vocab_size", config.src_vocab_size),
+             "tgt_vocab": ("config.tgt_vocab_size", config.tgt_vocab_size)}
+    if isinstance(model, DecoderOnlyTransformer):  # its ids are target ids, whichever name labels them
+        sizes["src_vocab"] = sizes["tgt_vocab"]
     for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
         if vocab is not None:
             check_token_list(name, vocab)  # a str would label each id with one character
+            check_vocab_size(name, vocab, sizes[name][1], f"the model's {sizes[name][0]}")
     was_training = model.training
     model.eval()
     maps = AttentionMaps()
@@ -128,6 +136,7 @@ def capture_translation(
         raise TypeError(f"model: expected a transformer_lib.models.Transformer, got {type(model).__name__}")
     if not isinstance(translation, Translation):
         raise TypeError(f"translation: expected a decoding.Translation, got {type(translation).__name__}")
+    check_translation_model(model, src_vocab, tgt_vocab)
     read = translation.ids if translation.ended else translation.ids[:-1]
     device = next(model.parameters()).device
     src = torch.tensor([translation.src_ids], device=device)  # (1, S)

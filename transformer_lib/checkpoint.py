@@ -7,12 +7,20 @@ Python values (dicts, lists, strings, numbers):
      "model_class": "Transformer", "DecoderOnlyTransformer" or "Seq2SeqGRU",
      "config": the model's config as a dict,
      "state_dict": the weights,
+     "sha256": the SHA-256 of the weights (``state_dict_sha256``),
      "src_vocab", "tgt_vocab": the vocabularies as dicts (or None),
      "extra": any plain values the caller adds (training figures, a note...)}
 
 ``extra`` may hold only what loading reads back (None, bool, int, float, str, tensors, and
 lists, tuples and dicts of them): anything else, a NumPy scalar for one, is refused on save
 with a ``TypeError`` naming its key path (``extra['history'][3]``).
+
+Integrity: torch's zip reader checks no CRC, so a flipped byte in a tensor would load as a
+changed weight. The file therefore records the SHA-256 of its weights (names, dtypes, shapes
+and bytes), and loading recomputes it: a mismatch is a ``CheckpointError`` naming the file. The
+shipped models (``pretrained``) are checked the same way (``check_sha256``), against their
+``SHA256SUMS``. Each tensor must also have the dtype of the model's own weights: an ``int64``
+or ``float16`` tensor is refused, never cast (a float64 model is saved and loaded as float64).
 
 Loading uses ``torch.load(weights_only=True)``, which refuses to run code hidden in
 a file (a full pickle can). It builds a fresh model from the config and loads the
@@ -27,8 +35,10 @@ name, then renamed over it, so a crash mid-save leaves the old file intact.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +51,7 @@ from .config import TransformerConfig
 from .models import DecoderOnlyTransformer, Transformer
 from .rnn import Seq2SeqGRU, Seq2SeqGRUAttention, Seq2SeqGRUConfig
 from .tokenization import Vocab
-from .validation import check_instance, check_plain_data
+from .validation import check_device, check_instance, check_path, check_plain_data
 
 FORMAT = "transformer_lib.checkpoint"
 VERSION = 1
@@ -57,6 +67,29 @@ MODEL_CLASSES: dict[str, tuple[type[nn.Module], type]] = {
 
 class CheckpointError(ValueError):
     """A checkpoint file that cannot be loaded; the message names the file and the problem."""
+
+
+def state_dict_sha256(state_dict: dict[str, torch.Tensor]) -> str:
+    """The SHA-256 of a state dict: each tensor's name, dtype, shape and bytes, in key order."""
+    check_instance("state_dict", state_dict, dict, "a dict of tensors (a state dict)")
+    for key, value in state_dict.items():
+        if type(key) is not str or not isinstance(value, torch.Tensor):
+            raise TypeError(f"state_dict[{key!r}]: expected a tensor under a str key, got {type(value).__name__}")
+    digest = hashlib.sha256()
+    for key in sorted(state_dict):
+        tensor = state_dict[key].detach().cpu().contiguous()
+        digest.update(f"{key}\0{tensor.dtype}\0{tuple(tensor.shape)}\0".encode())
+        digest.update(tensor.reshape(-1).view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
+
+
+def check_sha256(source: str, what: str, actual: str, recorded: str, where: str,
+                 error: type[CheckpointError] = CheckpointError, advice: str = "") -> None:
+    """The one integrity check of both file formats: ``actual`` (the SHA-256 of ``what``) must be the
+    digest recorded in ``where``; otherwise ``error`` names ``source``, both digests and ``advice``."""
+    if actual != recorded:
+        raise error(f"{source}: SHA-256 {what}is {actual}, but {where} {recorded}: the file is corrupt or was "
+                    f"changed.{' ' + advice if advice else ''}")
 
 
 @dataclass
@@ -80,6 +113,9 @@ def save_checkpoint(
 ) -> Path:
     """Write ``model`` (a ``Transformer``, ``DecoderOnlyTransformer`` or ``Seq2SeqGRU``), its config and
     vocabularies to ``path``."""
+    path = check_path("path", path)
+    if path.is_dir():  # refused before writing: os.replace would fail only after the whole save
+        raise ValueError(f"path: expected a file path, got the directory {path}")
     name = type(model).__name__
     if name not in MODEL_CLASSES or not isinstance(model, MODEL_CLASSES[name][0]):
         raise TypeError(f"model: expected one of {list(MODEL_CLASSES)}, got {type(model).__name__}")
@@ -89,17 +125,19 @@ def save_checkpoint(
     if extra is not None:
         check_instance("extra", extra, dict, "a dict of plain values or None")
         check_plain_data("extra", extra)  # on save: a value torch.load(weights_only=True) refuses would be lost
+    state_dict = {key: value.detach().cpu() for key, value in model.state_dict().items()}
     payload = {
         "format": FORMAT,
         "version": VERSION,
         "model_class": name,
         "config": dataclasses.asdict(model.config),
-        "state_dict": {key: value.detach().cpu() for key, value in model.state_dict().items()},
+        "state_dict": state_dict,
+        "sha256": state_dict_sha256(state_dict),
         "src_vocab": None if src_vocab is None else src_vocab.to_dict(),
         "tgt_vocab": None if tgt_vocab is None else tgt_vocab.to_dict(),
         "extra": dict(extra or {}),
     }
-    return write_atomically(Path(path), lambda file: torch.save(payload, file))
+    return write_atomically(path, lambda file: torch.save(payload, file))
 
 
 def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> Path:
@@ -127,7 +165,8 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu")
     Raises ``FileNotFoundError`` if there is no such file, ``CheckpointError`` if it cannot
     be loaded exactly.
     """
-    path = Path(path)
+    path = check_path("path", path)
+    device = check_device("device", device)
     if not path.is_file():
         raise FileNotFoundError(f"path: no checkpoint file at {path}")
     try:
@@ -142,6 +181,12 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu")
     state_dict = payload["state_dict"]
     if not isinstance(state_dict, dict):
         raise CheckpointError(f"{path}: state_dict is a {type(state_dict).__name__}, expected a dict of tensors")
+    for key, value in state_dict.items():
+        if type(key) is not str or not isinstance(value, torch.Tensor):
+            raise CheckpointError(f"{path}: state_dict[{key!r}] is a {type(value).__name__}, expected a tensor")
+    if not isinstance(payload.get("sha256"), str):
+        raise CheckpointError(f"{path}: checkpoint lacks the entries ['sha256'] (the SHA-256 of its weights)")
+    check_sha256(str(path), "of the weights ", state_dict_sha256(state_dict), payload["sha256"], "the file records")
     return checkpoint_from_parts(str(path), payload, state_dict, device)
 
 
@@ -183,9 +228,26 @@ def checkpoint_from_parts(
             raise CheckpointError(f"{source}: {arg} holds {len(vocab)} tokens but the config says {size}")
 
     model = model_class(config)  # a fresh model: the only one that could be half-filled is never returned
+    check_dtypes(source, state_dict, model)
     try:
         model.load_state_dict(state_dict, strict=True)
     except RuntimeError as error:  # missing or unexpected keys, shape mismatches
         raise CheckpointError(f"{source}: weights do not fit a {name} with this config:\n{error}") from error
     extra = description.get("extra") or {}
     return Checkpoint(model.to(device).eval(), src_vocab, tgt_vocab, dict(extra))
+
+
+def check_dtypes(source: str, state_dict: dict[str, torch.Tensor], model: nn.Module) -> None:
+    """Every stored tensor has the dtype of the model's weight it fills (``load_state_dict`` would cast
+    it silently). The stored floating-point weights choose the model's dtype, float32 or float64: the
+    model is converted to it first, so that a float64 model loads as float64, exactly."""
+    # The most common floating dtype among the stored tensors is the model's; any other one is the odd one out.
+    floating = Counter(value.dtype for value in state_dict.values() if isinstance(value, torch.Tensor)
+                       and value.is_floating_point())
+    if floating and floating.most_common(1)[0][0] in (torch.float32, torch.float64):
+        model.to(floating.most_common(1)[0][0])
+    expected = model.state_dict()
+    for key, value in state_dict.items():
+        if key in expected and isinstance(value, torch.Tensor) and value.dtype != expected[key].dtype:
+            raise CheckpointError(f"{source}: state_dict[{key!r}]: expected dtype {expected[key].dtype} like the "
+                                  f"model's other weights, got {value.dtype}")

@@ -57,7 +57,7 @@ from .grammar import (
     render,
 )
 from .lexicon import ADJECTIVES, DETERMINERS, NOUNS, PREPOSITIONS, PRONOUNS, VERBS, Adjective, Noun, Preposition, Verb
-from .validation import check_edges, check_int, check_pairs
+from .validation import check_edges, check_int, check_iterable, check_pairs
 
 __all__ = [
     "ADJECTIVES", "Adjective", "Corpus", "DEFAULT_HELD_OUT", "DETERMINERS", "MAX_NOVEL_PER_COMBINATION",
@@ -123,6 +123,7 @@ def make_corpus(
     check_int("novel_per_combination", novel_per_combination, minimum=0, maximum=MAX_NOVEL_PER_COMBINATION)
     if isinstance(held_out, str):
         raise TypeError("held_out: expected a sequence of (adjective, noun) pairs, got a str")
+    check_iterable("held_out", held_out, "a sequence of (adjective, noun) pairs")
     held_out = tuple(_check_combination("held_out", c) for c in held_out)
     if len(held_out) * novel_per_combination > MAX_PAIRS:  # checked up front: bounded work, never a hang
         raise ValueError(f"novel_per_combination: {len(held_out)} held-out combinations x {novel_per_combination} "

@@ -17,7 +17,15 @@ from .feed_forward import PositionwiseFeedForward
 from .multi_head_attention import KVCache, LayerCaches, MultiHeadAttention
 from .positional_encoding import RotaryEmbedding
 from .residual import LayerNorm, Residual
-from .validation import check_features, check_positive_int, module_dtype
+from .validation import (
+    check_features,
+    check_finite,
+    check_instance,
+    check_mask,
+    check_positive_int,
+    check_tensor,
+    module_dtype,
+)
 
 
 @dataclass
@@ -35,11 +43,14 @@ class DecoderLayerCache:
 
 def check_memory(memory: Tensor, x: Tensor, cross_attn: MultiHeadAttention) -> None:
     """The encoder output, checked under the name the caller gave it (cross-attention would say ``key``)."""
+    check_tensor("x", x)
+    check_instance("cross_attn", cross_attn, MultiHeadAttention, "a MultiHeadAttention")
     dtype = module_dtype(cross_attn.w_k.weight)
     check_features("memory", memory, cross_attn.d_model, "(batch, src_len, d_model)", dtype)
     if memory.shape[0] != x.shape[0]:
         raise ValueError(f"memory: expected batch size {x.shape[0]} like the decoder input, "
                          f"got shape {tuple(memory.shape)}")
+    check_finite("memory", memory)  # named here: attention would call a NaN in it "key"
 
 
 class DecoderLayer(nn.Module):
@@ -75,8 +86,14 @@ class DecoderLayer(nn.Module):
         cache: DecoderLayerCache | None = None,
     ) -> Tensor:
         check_features("x", x, self.self_attn.d_model, dtype=module_dtype(self.self_attn.w_q.weight))
+        check_finite("x", x)
         check_memory(memory, x, self.cross_attn)
         self_cache = None if cache is None else cache.self_attn
+        # checked under the caller's names (attention would call both "mask")
+        batch, length, heads = x.shape[0], x.shape[1], self.self_attn.n_heads
+        past = len(self_cache) if self_cache is not None else 0
+        check_mask("tgt_mask", tgt_mask, (batch, heads, length, past + length))
+        check_mask("memory_mask", memory_mask, (batch, heads, length, memory.shape[1]))
         cross_cache = None if cache is None else cache.cross_attn
         x = self.self_residual(x, lambda y: self.self_attn(y, y, y, tgt_mask, self_cache)[0])
         # queries from the decoder, keys and values from the encoder output
@@ -89,6 +106,7 @@ class Decoder(nn.Module):
 
     def __init__(self, layer: DecoderLayer, n_layers: int) -> None:
         super().__init__()
+        check_instance("layer", layer, DecoderLayer, "a DecoderLayer")
         check_positive_int("n_layers", n_layers)
         self.layers = nn.ModuleList(copy.deepcopy(layer) for _ in range(n_layers))
         d_model = layer.self_attn.d_model

@@ -42,12 +42,17 @@ from .tokenization import Vocab
 from .validation import (
     check_bool,
     check_instance,
+    check_int,
+    check_iterable,
     check_ndim,
     check_number,
     check_positive_int,
     check_sentence,
     check_special_id,
     check_tensor,
+    check_vectors,
+    check_vocab_size,
+    module_dtype,
 )
 
 
@@ -108,9 +113,40 @@ def check_decoding_args(
         )
 
 
+def check_translation_model(model: object, src_vocab: object, tgt_vocab: object, need_source: bool = True) -> None:
+    """An encoder-decoder (``Seq2SeqModel``, a torch module) and the vocabularies of its two sides, each
+    of the size the model's config says (``need_source=False``: the source vocabulary is not needed)."""
+    check_instance("model", model, nn.Module, "an encoder-decoder model (a Transformer or Seq2SeqGRU)")
+    for name in ("encode", "new_cache", "decode", "generator"):
+        if not hasattr(model, name):
+            raise TypeError(f"model: expected an encoder-decoder with .{name} (see decoding.Seq2SeqModel), "
+                            f"got {type(model).__name__}")
+    config = getattr(model, "config", None)
+    for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
+        if name == "src_vocab" and not need_source:
+            continue
+        check_instance(name, vocab, Vocab, "a tokenization.Vocab")
+        size = getattr(config, f"{name}_size", None)
+        if size is not None:
+            check_vocab_size(name, vocab, size, f"the model's config.{name}_size")
+
+
 def next_token_logits(model: Seq2SeqModel, hidden: Tensor, banned: Sequence[int]) -> Tensor:
-    """(B, T, d) decoder output -> (B, V) float logits for the next token, banned ids at -inf."""
-    logits = model.generator(hidden[:, -1]).float()  # (B, V)
+    """(B, T, d) decoder output -> (B, V) float64 logits for the next token, banned ids at -inf.
+
+    Float64 whatever the model's dtype: greedy, beam search and sampling (``sampling.draw_next``)
+    follow one rule, so a float64 model's near-ties are decided on its own digits, and a float32
+    model's logits are converted exactly."""
+    if not hasattr(model, "generator"):
+        raise TypeError(f"model: expected an encoder-decoder with .generator, got {type(model).__name__}")
+    check_ndim("hidden", hidden, 3, "(batch, seq_len, d_model)")
+    banned = check_iterable("banned", banned, "a list of token ids")
+    vocab_size = getattr(model.generator, "out_features", None)
+    banned = [check_special_id(f"banned[{i}]", token, vocab_size) for i, token in enumerate(banned)]
+    weight = getattr(model.generator, "weight", None)
+    if isinstance(weight, Tensor) and module_dtype(weight) is not None:
+        check_vectors("hidden", hidden, weight.shape[1], dtype=weight.dtype)
+    logits = model.generator(hidden[:, -1]).double()  # (B, V)
     logits[:, list(banned)] = float("-inf")
     return logits
 
@@ -196,6 +232,8 @@ def length_penalty(length: int, alpha: float) -> float:
     which favours short outputs (every token multiplies in a probability below 1);
     alpha = 1 is close to the average log-probability per token. The paper uses 0.6.
     """
+    length = check_int("length", length, minimum=0)
+    alpha = check_number("alpha", alpha, minimum=0.0)
     return ((5.0 + length) / 6.0) ** alpha
 
 
@@ -247,7 +285,7 @@ def beam_search(
                         f"(beam search reorders it), got a {type(cache).__name__}")
     tokens = torch.full((batch * k, 1), sos_id, dtype=torch.long, device=device)
     # Only the first beam of each sentence is live at the start: the others would be copies.
-    beam_scores = torch.full((batch, k), float("-inf"), device=device)
+    beam_scores = torch.full((batch, k), float("-inf"), dtype=torch.float64, device=device)
     beam_scores[:, 0] = 0.0
     finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
     done = [False] * batch
@@ -291,7 +329,7 @@ def beam_search(
                 chosen += 1
         index = torch.tensor(next_rows, device=device)
         tokens = torch.cat([tokens.index_select(0, index), torch.tensor(next_tokens, device=device)[:, None]], dim=1)
-        beam_scores = torch.tensor(next_scores, device=device).view(batch, k)
+        beam_scores = torch.tensor(next_scores, dtype=torch.float64, device=device).view(batch, k)
         if last_step or all(done):
             break
         cache.index_select(index)  # beam i of the next step continues beam index[i] of this one
@@ -346,6 +384,7 @@ def sample_decode(
 def default_max_len(model: object, src_len: int) -> int:
     """How many tokens a translation may take: twice the source length plus 10, capped by the
     model's positional table (``max_decode_length``)."""
+    check_int("src_len", src_len, minimum=1)
     limit = max_decode_length(model)
     return 2 * src_len + 10 if limit is None else min(2 * src_len + 10, limit)
 
@@ -354,6 +393,9 @@ def generate(model: Seq2SeqModel, src_ids: Tensor, tgt_vocab: Vocab, *, beam_siz
              max_len: int | None = None) -> list[list[int]]:
     """Generated ids for each row of ``src_ids`` (B, S): greedy with ``beam_size=1``, beam search
     otherwise. ``max_len`` defaults to ``default_max_len(model, S)``."""
+    check_translation_model(model, None, tgt_vocab, need_source=False)
+    check_tensor("src_ids", src_ids)
+    check_positive_int("beam_size", beam_size)
     if max_len is None:
         max_len = default_max_len(model, src_ids.shape[-1])
     special = dict(sos_id=tgt_vocab.sos_id, eos_id=tgt_vocab.eos_id, max_len=max_len, pad_id=tgt_vocab.pad_id)
@@ -384,8 +426,7 @@ def translate(model: Seq2SeqModel, sentence: str, src_vocab: Vocab, tgt_vocab: V
     ``<unk>`` and listed in ``unknown_words``.
     """
     check_sentence("sentence", sentence)
-    check_instance("src_vocab", src_vocab, Vocab, "a Vocab")
-    check_instance("tgt_vocab", tgt_vocab, Vocab, "a Vocab")
+    check_translation_model(model, src_vocab, tgt_vocab)
     check_positive_int("beam_size", beam_size)
     ids, unknown = src_vocab.encode_with_unknowns(sentence)
     if not ids:

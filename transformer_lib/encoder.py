@@ -18,7 +18,7 @@ from .feed_forward import PositionwiseFeedForward
 from .multi_head_attention import KVCache, MultiHeadAttention
 from .positional_encoding import RotaryEmbedding
 from .residual import LayerNorm, Residual
-from .validation import check_features, check_positive_int, module_dtype
+from .validation import check_features, check_finite, check_instance, check_positive_int, module_dtype
 
 
 class EncoderLayer(nn.Module):
@@ -45,6 +45,7 @@ class EncoderLayer(nn.Module):
 
     def forward(self, x: Tensor, mask: Tensor | None = None, cache: KVCache | None = None) -> Tensor:
         check_features("x", x, self.self_attn.d_model, dtype=module_dtype(self.self_attn.w_q.weight))
+        check_finite("x", x)  # named here: attention would call a NaN in it "query"
         x = self.attn_residual(x, lambda y: self.self_attn(y, y, y, mask, cache)[0])  # (B, T, d_model)
         return self.ff_residual(x, self.feed_forward)
 
@@ -55,6 +56,7 @@ class Encoder(nn.Module):
 
     def __init__(self, layer: EncoderLayer, n_layers: int) -> None:
         super().__init__()
+        check_instance("layer", layer, EncoderLayer, "an EncoderLayer")
         check_positive_int("n_layers", n_layers)
         self.layers = nn.ModuleList(copy.deepcopy(layer) for _ in range(n_layers))
         d_model = layer.self_attn.d_model

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 import sacrebleu
 import torch
 
-from .decoding import Seq2SeqModel, generate
+from .decoding import Seq2SeqModel, check_translation_model, generate
 from .tokenization import Vocab, pad_sequences
-from .validation import check_edges, check_pairs, check_positive_int, check_token_list
+from .validation import check_edges, check_instance, check_pairs, check_positive_int, check_token_list
 
 DEFAULT_EDGES = (3, 6, 9, 12, 16)  # the buckets of corpus.split_by_length
 
@@ -119,9 +119,7 @@ def translate_batch(
     sentences = _check_strings("sentences", sentences)
     check_positive_int("batch_size", batch_size)
     check_positive_int("beam_size", beam_size)
-    if not isinstance(src_vocab, Vocab) or not isinstance(tgt_vocab, Vocab):
-        raise TypeError(f"src_vocab, tgt_vocab: expected Vocab objects, got {type(src_vocab).__name__}, "
-                        f"{type(tgt_vocab).__name__}")
+    check_translation_model(model, src_vocab, tgt_vocab)
     device = next(model.parameters()).device
     encoded = [src_vocab.encode(s) for s in sentences]
     for i, ids in enumerate(encoded):
@@ -166,6 +164,7 @@ def evaluate_translation(
     alpha: float = 0.6,
 ) -> EvaluationResult:
     """Translate the sources of ``pairs`` and score them against the targets."""
+    check_translation_model(model, src_vocab, tgt_vocab)
     pairs = check_pairs("pairs", pairs)
     sources = [s for s, _ in pairs]
     references = [t for _, t in pairs]
@@ -191,11 +190,10 @@ class DecodingComparison:
 
 def compare_decodings(first: EvaluationResult, second: EvaluationResult) -> DecodingComparison:
     """Count where two evaluations of the same pairs disagree, and which one is exact more often."""
-    if not isinstance(first, EvaluationResult) or not isinstance(second, EvaluationResult):
-        raise TypeError(f"first, second: expected EvaluationResult objects, got {type(first).__name__}, "
-                        f"{type(second).__name__}")
+    check_instance("first", first, EvaluationResult, "an EvaluationResult")
+    check_instance("second", second, EvaluationResult, "an EvaluationResult")
     if first.sources != second.sources or first.references != second.references:
-        raise ValueError("first, second: expected evaluations of the same pairs, got different ones")
+        raise ValueError("second: expected an evaluation of the same pairs as first, got different ones")
     a = [h.split() == r.split() for h, r in zip(first.hypotheses, first.references, strict=True)]
     b = [h.split() == r.split() for h, r in zip(second.hypotheses, second.references, strict=True)]
     differ = sum(x.split() != y.split() for x, y in zip(first.hypotheses, second.hypotheses, strict=True))

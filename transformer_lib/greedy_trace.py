@@ -13,7 +13,7 @@ import torch
 from torch import Tensor
 
 from .decoding import Seq2SeqModel, check_decoding_args, next_token_logits
-from .validation import check_positive_int
+from .validation import check_positive_int, check_token_list, check_vocab_size
 
 
 @dataclass
@@ -78,6 +78,8 @@ def trace_greedy(
     if src_ids.shape[0] != 1:
         raise ValueError(f"src_ids: expected one sentence, shape (1, src_len), got shape {tuple(src_ids.shape)}")
     check_positive_int("top_k", top_k)
+    check_token_list("itos", itos)
+    check_vocab_size("itos", itos, model.generator.out_features, "the model's output layer (generator)")
     model.eval()
     memory = model.encode(src_ids)
     cache = model.new_cache()

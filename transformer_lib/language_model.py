@@ -27,10 +27,17 @@ from torch import Tensor, nn
 
 from .models import DecoderOnlyTransformer
 from .oracle import SENTENCE_KINDS, classify_sentence
-from .sampling import sample_continuation
+from .sampling import sample_continuation, tempered_logits
 from .tokenization import Batch, Vocab, make_batches
 from .training import TrainingHistory, train
-from .validation import check_instance, check_number, check_positive_int, check_token_list
+from .validation import (
+    check_instance,
+    check_number,
+    check_positive_int,
+    check_token_ids,
+    check_token_list,
+    check_vocab_size,
+)
 
 
 def _check_sentences(name: str, sentences: object) -> list[str]:
@@ -60,10 +67,12 @@ class ReadsTargetOnly(nn.Module):
 
     def __init__(self, model: DecoderOnlyTransformer) -> None:
         super().__init__()
+        check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
         self.model = model
         self.config = model.config
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        check_token_ids("tgt_in", tgt_in, self.config.tgt_vocab_size)  # the model would call it ids
         return self.model(tgt_in)
 
 
@@ -86,7 +95,7 @@ def _token_log_probs(model: DecoderOnlyTransformer, sentences: list[str], vocab:
         for batch in lm_batches(sentences, vocab, batch_size, shuffle=False):
             logits = model(batch.tgt_in.to(device))  # (B, T, V)
             keep = batch.tgt_out != vocab.pad_id
-            rows.append((logits[keep.to(device)] / temperature).log_softmax(dim=-1).cpu())
+            rows.append(tempered_logits(logits[keep.to(device)], temperature).log_softmax(dim=-1).cpu())
             targets.append(batch.tgt_out[keep])
     log_probs, target = torch.cat(rows), torch.cat(targets)
     return log_probs, target, log_probs.gather(1, target[:, None]).squeeze(1)
@@ -100,6 +109,7 @@ def perplexity(model: DecoderOnlyTransformer, sentences: Sequence[str], vocab: V
     check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
     sentences = _check_sentences("sentences", sentences)
     check_instance("vocab", vocab, Vocab, "a Vocab")
+    check_vocab_size("vocab", vocab, model.config.tgt_vocab_size, "the model's config.tgt_vocab_size")
     check_positive_int("batch_size", batch_size)
     _, _, target_log_probs = _token_log_probs(model, sentences, vocab, batch_size)
     return math.exp(-float(target_log_probs.double().mean()))
@@ -111,6 +121,7 @@ def next_token_entropy(model: DecoderOnlyTransformer, sentences: Sequence[str], 
     check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
     sentences = _check_sentences("sentences", sentences)
     check_instance("vocab", vocab, Vocab, "a Vocab")
+    check_vocab_size("vocab", vocab, model.config.tgt_vocab_size, "the model's config.tgt_vocab_size")
     temperature = check_number("temperature", temperature, positive=True)
     check_positive_int("batch_size", batch_size)
     log_probs, _, _ = _token_log_probs(model, sentences, vocab, batch_size, temperature)
@@ -163,6 +174,7 @@ def sample_sentences(model: DecoderOnlyTransformer, vocab: Vocab, n: int, *, max
     ``sampling.sample_continuation`` (``temperature=0``: greedy)."""
     check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
     check_instance("vocab", vocab, Vocab, "a Vocab")
+    check_vocab_size("vocab", vocab, model.config.tgt_vocab_size, "the model's config.tgt_vocab_size")
     check_positive_int("n", n)
     device = next(model.parameters()).device
     prompt = torch.full((n, 1), vocab.sos_id, dtype=torch.long, device=device)

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import torch
 from torch import Tensor, nn
 
@@ -22,7 +24,19 @@ from .embeddings import TokenEmbedding
 from .encoder import Encoder, EncoderLayer
 from .multi_head_attention import KVCache, LayerCaches
 from .positional_encoding import LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
-from .validation import check_finite, check_ndim, check_token_ids
+from .validation import (
+    check_finite,
+    check_id_dtype,
+    check_instance,
+    check_iterable,
+    check_ndim,
+    check_nonempty,
+    check_token_ids,
+)
+
+
+def _check_config(config: object) -> TransformerConfig:
+    return check_instance("config", config, TransformerConfig, "a TransformerConfig")  # type: ignore[return-value]
 
 
 class InputEmbedding(nn.Module):
@@ -31,6 +45,7 @@ class InputEmbedding(nn.Module):
 
     def __init__(self, vocab_size: int, config: TransformerConfig) -> None:
         super().__init__()
+        _check_config(config)
         self.token = TokenEmbedding(vocab_size, config.d_model)
         if config.positional == "sinusoidal":
             self.position: nn.Module | None = SinusoidalPositionalEncoding(config.d_model, config.max_len)
@@ -68,7 +83,7 @@ class Transformer(nn.Module):
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
-        self.config = config
+        self.config = _check_config(config)
         self.src_embed = InputEmbedding(config.src_vocab_size, config)
         self.tgt_embed = InputEmbedding(config.tgt_vocab_size, config)
         self.encoder = Encoder(EncoderLayer(**_layer_kwargs(config)), config.n_encoder_layers)
@@ -81,9 +96,14 @@ class Transformer(nn.Module):
             self.generator.weight = self.tgt_embed.token.embedding.weight
 
     def src_mask(self, src_ids: Tensor) -> Tensor:
+        check_ndim("src_ids", src_ids, 2, "(batch, src_len)")
+        check_id_dtype("src_ids", src_ids)
         return padding_mask(src_ids, self.config.pad_id)  # (B, 1, 1, S)
 
     def tgt_mask(self, tgt_ids: Tensor) -> Tensor:
+        check_ndim("tgt_ids", tgt_ids, 2, "(batch, tgt_len)")
+        check_id_dtype("tgt_ids", tgt_ids)
+        check_nonempty("tgt_ids", tgt_ids)
         length = tgt_ids.shape[1]
         causal = causal_mask(length, device=tgt_ids.device)  # (T, T)
         return combine_masks(padding_mask(tgt_ids, self.config.pad_id), causal)  # (B, 1, T, T)
@@ -107,11 +127,16 @@ class Transformer(nn.Module):
         """
         check_token_ids("tgt_ids", tgt_ids, self.config.tgt_vocab_size)
         check_ndim("src_ids", src_ids, 2, "(batch, src_len)")
+        check_id_dtype("src_ids", src_ids)
         check_ndim("memory", memory, 3, "(batch, src_len, d_model)")
         if src_ids.shape != memory.shape[:2]:
             raise ValueError(f"src_ids: expected shape (batch, src_len) = {tuple(memory.shape[:2])} like memory, "
                              f"got {tuple(src_ids.shape)}")
         check_finite("memory", memory)
+        if cache is not None and (not isinstance(cache, list) or len(cache) != len(self.decoder.layers)
+                                  or not all(isinstance(layer_cache, DecoderLayerCache) for layer_cache in cache)):
+            raise TypeError(f"cache: expected model.new_cache() (a list of {len(self.decoder.layers)} "
+                            f"DecoderLayerCache) or None, got {type(cache).__name__}")
         past = 0 if cache is None else len(cache[0].self_attn)
         if cache is None:
             tgt_mask = self.tgt_mask(tgt_ids)
@@ -136,13 +161,31 @@ class Transformer(nn.Module):
         return self.generator(self.decode(tgt_ids, memory, src_ids))
 
 
+class DecoderOnlyCache(LayerCaches):
+    """A ``DecoderOnlyTransformer``'s cache: one ``KVCache`` per block, and ``real`` (B, T_cached), True
+    at the cached positions that are real tokens, so that padding read earlier stays masked later."""
+
+    def __init__(self, caches: Iterable[KVCache]) -> None:
+        caches = list(check_iterable("caches", caches, "a list of KVCache"))
+        for i, cache in enumerate(caches):
+            check_instance(f"caches[{i}]", cache, KVCache, "a KVCache")
+        super().__init__(caches)
+        self.real: Tensor | None = None
+
+    def index_select(self, index: Tensor) -> None:
+        """Keep rows ``index`` of every cached tensor and of the padding record (beam search's reordering)."""
+        super().index_select(index)
+        if self.real is not None:
+            self.real = self.real.index_select(0, index)
+
+
 class DecoderOnlyTransformer(nn.Module):
     """A GPT-style language model: ``config.n_decoder_layers`` causal self-attention blocks
     over a vocabulary of ``config.tgt_vocab_size``."""
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
-        self.config = config
+        self.config = _check_config(config)
         self.embed = InputEmbedding(config.tgt_vocab_size, config)
         # A decoder without cross-attention is an encoder layer under a causal mask.
         self.blocks = Encoder(EncoderLayer(**_layer_kwargs(config)), config.n_decoder_layers)
@@ -151,16 +194,34 @@ class DecoderOnlyTransformer(nn.Module):
         if config.tie_output_embedding:
             self.lm_head.weight = self.embed.token.embedding.weight
 
-    def new_cache(self) -> LayerCaches:
-        return LayerCaches(KVCache(grows=True) for _ in self.blocks.layers)
+    def new_cache(self) -> DecoderOnlyCache:
+        return DecoderOnlyCache(KVCache(grows=True) for _ in self.blocks.layers)
 
     def forward(self, ids: Tensor, cache: list[KVCache] | None = None) -> Tensor:
-        """(B, T) ids -> (B, T, vocab) logits for the next token at every position."""
+        """(B, T) ids -> (B, T, vocab) logits for the next token at every position.
+
+        With a ``cache`` (from ``new_cache()``), ``ids`` holds only the tokens not yet seen; padding
+        (``config.pad_id``) is masked as keys whether it came in this call or an earlier one."""
         check_token_ids("ids", ids, self.config.tgt_vocab_size)
-        past = 0 if cache is None else len(cache[0])
+        real = ids != self.config.pad_id  # (B, T)
+        past = 0
+        if cache is not None:
+            if (not isinstance(cache, list) or len(cache) != len(self.blocks.layers)
+                    or not all(isinstance(layer_cache, KVCache) for layer_cache in cache)):
+                raise TypeError(f"cache: expected model.new_cache() (a list of {len(self.blocks.layers)} KVCache), "
+                                f"got {type(cache).__name__}")
+            past = len(cache[0])
+            if isinstance(cache, DecoderOnlyCache):
+                if cache.real is not None and cache.real.shape[0] != ids.shape[0]:
+                    raise ValueError(f"ids: expected batch size {cache.real.shape[0]} like the cache, "
+                                     f"got shape {tuple(ids.shape)}")
+                real = real if cache.real is None else torch.cat([cache.real, real], dim=1)  # (B, past + T)
+                cache.real = real
+            elif not bool(real.all()):  # a plain list cannot remember the padding: it would be attended to later
+                raise ValueError(f"cache: a plain list of KVCache cannot mask the padding id {self.config.pad_id} "
+                                 "in ids; pass model.new_cache()")
         mask = causal_mask(ids.shape[1], past + ids.shape[1], device=ids.device)
-        if cache is None:
-            mask = combine_masks(padding_mask(ids, self.config.pad_id), mask)
+        mask = combine_masks(real[:, None, None, :], mask)  # (B, 1, T, past + T)
         return self.lm_head(self.blocks(self.embed(ids, offset=past), mask, cache))
 
 
@@ -170,7 +231,7 @@ class EncoderOnlyTransformer(nn.Module):
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
-        self.config = config
+        self.config = _check_config(config)
         self.embed = InputEmbedding(config.src_vocab_size, config)
         self.encoder = Encoder(EncoderLayer(**_layer_kwargs(config)), config.n_encoder_layers)
         self.mlm_head = nn.Linear(config.d_model, config.src_vocab_size)
@@ -186,12 +247,14 @@ class EncoderOnlyTransformer(nn.Module):
 
 def count_parameters(model: nn.Module) -> int:
     """Trainable parameters; a matrix shared by several layers counts once."""
+    check_instance("model", model, nn.Module, "a torch.nn.Module")
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
 
 
 def parameter_count(config: TransformerConfig) -> int:
     """Parameters of the encoder-decoder ``Transformer`` for ``config``, counted without
     allocating them (the model is built on PyTorch's "meta" device)."""
+    _check_config(config)
     with torch.device("meta"):
         return count_parameters(Transformer(config))
 

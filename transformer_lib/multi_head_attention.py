@@ -22,8 +22,10 @@ from .validation import (
     check_divisible,
     check_features,
     check_mask,
+    check_ndim,
     check_positive_int,
     check_probability,
+    check_row_index,
     module_dtype,
 )
 
@@ -65,6 +67,7 @@ class KVCache:
     def index_select(self, index: Tensor) -> None:
         """Keep rows ``index`` of the batch, in that order (beam search reorders its beams so)."""
         if self.key is not None:
+            check_row_index("index", index, self.key.shape[0])
             self.key = self.key.index_select(0, index)  # (B', h, T, d_k)
             self.value = self.value.index_select(0, index)
 
@@ -104,11 +107,15 @@ class MultiHeadAttention(nn.Module):
 
     def split_heads(self, x: Tensor) -> Tensor:
         """(B, T, d_model) -> (B, h, T, d_k)"""
+        check_features("x", x, self.d_model)
         batch, length, _ = x.shape
         return x.view(batch, length, self.n_heads, self.d_k).transpose(1, 2)
 
     def merge_heads(self, x: Tensor) -> Tensor:
         """(B, h, T, d_k) -> (B, T, d_model): the Concat of the formula."""
+        check_ndim("x", x, 4, "(batch, heads, seq_len, d_k)")
+        if x.shape[1] != self.n_heads or x.shape[3] != self.d_k:
+            raise ValueError(f"x: expected (batch, {self.n_heads}, seq_len, {self.d_k}), got shape {tuple(x.shape)}")
         batch, _, length, _ = x.shape
         return x.transpose(1, 2).reshape(batch, length, self.d_model)
 

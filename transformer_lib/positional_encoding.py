@@ -18,7 +18,7 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from .validation import check_even, check_int, check_ndim, check_number, check_positive_int
+from .validation import check_even, check_int, check_ndim, check_number, check_positive_int, check_vectors
 
 
 def _frequencies(d_model: int, base: float = 10000.0) -> Tensor:
@@ -87,6 +87,7 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         check_ndim("x", x, 3, "(batch, seq_len, d_model)")
+        check_vectors("x", x, self.d_model)  # floating point: an integer x would get sin and cos truncated
         _check_length(x.shape[1], offset, self.max_len)
         return x + self.table[offset : offset + x.shape[1]].to(x.dtype)
 
@@ -97,10 +98,11 @@ class LearnedPositionalEmbedding(nn.Module):
     def __init__(self, d_model: int, max_len: int = 512) -> None:
         super().__init__()
         self.max_len = check_positive_int("max_len", max_len)
-        self.embedding = nn.Embedding(max_len, d_model)
+        self.embedding = nn.Embedding(max_len, check_positive_int("d_model", d_model))
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         check_ndim("x", x, 3, "(batch, seq_len, d_model)")
+        check_vectors("x", x, self.embedding.embedding_dim)
         _check_length(x.shape[1], offset, self.max_len)
         positions = torch.arange(offset, offset + x.shape[1], device=x.device)
         return x + self.embedding(positions)
@@ -138,6 +140,7 @@ class RotaryEmbedding(nn.Module):
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Rotate x of shape (batch, heads, seq_len, d_head) at positions offset, offset+1, ..."""
         check_ndim("x", x, 4, "(batch, heads, seq_len, d_head)")
+        check_vectors("x", x, self.d_head)
         _check_length(x.shape[2], offset, self.max_len)
         cos = self.cos[offset : offset + x.shape[2]].to(x.dtype)  # (T, d_head/2)
         sin = self.sin[offset : offset + x.shape[2]].to(x.dtype)

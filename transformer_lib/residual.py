@@ -27,13 +27,23 @@ from .validation import (
     check_number,
     check_positive_int,
     check_probability,
+    check_tensor,
     check_vectors,
     module_dtype,
 )
 
 
 def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
-    """The formula, written out: normalise over the last dimension, then scale and shift."""
+    """The formula, written out: normalise over the last dimension, then scale and shift.
+    ``gamma`` and ``beta`` are vectors of the last dimension's size, of ``x``'s dtype."""
+    check_tensor("x", x)
+    if not x.is_floating_point() or x.dim() == 0:
+        raise TypeError(f"x: expected a floating-point tensor (..., d), got dtype {x.dtype} and shape {tuple(x.shape)}")
+    for name, vector in (("gamma", gamma), ("beta", beta)):
+        check_vectors(name, vector, x.shape[-1], dtype=x.dtype)
+        if vector.dim() != 1:
+            raise ValueError(f"{name}: expected shape ({x.shape[-1]},), got {tuple(vector.shape)}")
+    eps = check_number("eps", eps, positive=True)
     mean = x.mean(dim=-1, keepdim=True)
     var = x.var(dim=-1, keepdim=True, unbiased=False)
     return (x - mean) / torch.sqrt(var + eps) * gamma + beta
@@ -68,9 +78,16 @@ class Residual(nn.Module):
         self.norm_first = check_bool("norm_first", norm_first)
 
     def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
+        _check_sublayer_call(x, sublayer, self.norm.weight.shape[0])
         if self.norm_first:  # pre-norm: x + Sublayer(LayerNorm(x))
             return x + self.dropout(sublayer(self.norm(x)))
         return self.norm(x + self.dropout(sublayer(x)))  # post-norm, the paper: LayerNorm(x + Sublayer(x))
+
+
+def _check_sublayer_call(x: object, sublayer: object, d_model: int) -> None:
+    check_vectors("x", x, d_model)
+    if not callable(sublayer):
+        raise TypeError(f"sublayer: expected a function of x (a module), got {type(sublayer).__name__}")
 
 
 class NoResidual(Residual):
@@ -79,6 +96,7 @@ class NoResidual(Residual):
     must then carry all the information forward itself; chapter 6 trains a model built of these."""
 
     def forward(self, x: Tensor, sublayer: Callable[[Tensor], Tensor]) -> Tensor:
+        _check_sublayer_call(x, sublayer, self.norm.weight.shape[0])
         if self.norm_first:
             return self.dropout(sublayer(self.norm(x)))
         return self.norm(self.dropout(sublayer(x)))

@@ -32,12 +32,17 @@ from torch import Tensor, nn
 from .attention import AdditiveAttention
 from .validation import (
     check_features,
+    check_finite,
+    check_instance,
     check_ndim,
     check_nonempty,
     check_number,
     check_positive_int,
     check_probability,
+    check_row_index,
+    check_tensor,
     check_token_ids,
+    check_vectors,
     module_dtype,
 )
 
@@ -68,6 +73,10 @@ class VanillaRNN(nn.Module):
         _check_inputs(x, self.input_size, self.input_to_hidden.weight)
         if h is None:
             h = x.new_zeros(x.shape[0], self.hidden_size)
+        check_vectors("h", h, self.hidden_size, dtype=x.dtype)
+        if h.shape != (x.shape[0], self.hidden_size):
+            raise ValueError(f"h: expected shape (batch, hidden) = {(x.shape[0], self.hidden_size)}, "
+                             f"got {tuple(h.shape)}")
         outputs = []
         for t in range(x.shape[1]):  # one step after the other: nothing here runs in parallel
             h = torch.tanh(self.input_to_hidden(x[:, t]) + self.hidden_to_hidden(h))
@@ -123,9 +132,16 @@ def gradient_norms_through_time(model: Callable[[Tensor], object], x: Tensor) ->
     d h_T / d x_t, averaged over the batch.
     """
     check_ndim("x", x, 3, "(batch, seq_len, input_size)")
+    check_vectors("x", x, x.shape[-1])  # floating point: gradients need it
     check_nonempty("x", x)
+    if not callable(model):
+        raise TypeError(f"model: expected a module or function of x, got {type(model).__name__}")
     x = x.detach().clone().requires_grad_(True)
-    result = model(x)
+    try:
+        result = model(x)
+    except RuntimeError as error:  # the model and x do not fit (widths, dtypes): say so under model's name
+        raise ValueError(f"model: cannot be run on x of shape {tuple(x.shape)} and dtype {x.dtype} "
+                         f"({str(error).splitlines()[0]:.150})") from None
     outputs = result[0] if isinstance(result, tuple) else result
     if not isinstance(outputs, Tensor) or outputs.dim() != 3:
         raise TypeError("model: expected outputs of shape (batch, seq_len, hidden)")
@@ -168,6 +184,7 @@ class GRUDecoderState:
 
     def index_select(self, index: Tensor) -> None:
         """Keep rows ``index`` (beam search reorders its beams with this)."""
+        check_row_index("index", index, None if self.hidden is None else self.hidden.shape[0])
         if self.hidden is not None:
             self.hidden = self.hidden.index_select(0, index)
 
@@ -184,7 +201,7 @@ class Seq2SeqGRU(nn.Module):
 
     def __init__(self, config: Seq2SeqGRUConfig) -> None:
         super().__init__()
-        self.config = config
+        self.config = check_instance("config", config, Seq2SeqGRUConfig, "a Seq2SeqGRUConfig")
         c = config
         between_layers = c.dropout if c.n_layers > 1 else 0.0
         self.src_embed = nn.Embedding(c.src_vocab_size, c.d_model, padding_idx=c.pad_id)
@@ -227,6 +244,11 @@ class Seq2SeqGRU(nn.Module):
         """The decoder GRU over (B, T) target ids, from ``first_state`` (B, n_layers, hidden) or the
         cache's state; updates the cache. Returns its top-layer states (B, T, hidden)."""
         check_token_ids("tgt_ids", tgt_ids, self.config.tgt_vocab_size)
+        check_vectors("memory", first_state, self.config.hidden_size, dtype=module_dtype(self.tgt_embed.weight))
+        check_ndim("memory", first_state, 3, "(batch, n_layers, hidden)")
+        if cache is not None and not isinstance(cache, GRUDecoderState):
+            raise TypeError(f"cache: expected model.new_cache() (a GRUDecoderState) or None, "
+                            f"got {type(cache).__name__}")
         state = first_state if cache is None or cache.hidden is None else cache.hidden  # (B, n_layers, hidden)
         out, last = self.decoder(self.dropout(self.tgt_embed(tgt_ids)), state.transpose(0, 1).contiguous())
         if cache is not None:
@@ -235,6 +257,8 @@ class Seq2SeqGRU(nn.Module):
 
     def forward(self, src_ids: Tensor, tgt_ids: Tensor) -> Tensor:
         """(B, S) source ids and (B, T) decoder input ids -> (B, T, tgt_vocab_size) logits."""
+        check_tensor("src_ids", src_ids)
+        check_tensor("tgt_ids", tgt_ids)
         if tgt_ids.shape[0] != src_ids.shape[0]:
             raise ValueError(
                 f"tgt_ids: expected batch size {src_ids.shape[0]} like src_ids, got shape {tuple(tgt_ids.shape)}"
@@ -277,12 +301,19 @@ class Seq2SeqGRUAttention(Seq2SeqGRU):
 
     def attention_map(self, src_ids: Tensor, tgt_ids: Tensor) -> Tensor:
         """(B, S) source and (B, T) decoder input ids -> (B, T, S) weights: where each step looked."""
+        check_ndim("src_ids", src_ids, 2, "(batch, src_len)")
+        check_ndim("tgt_ids", tgt_ids, 2, "(batch, tgt_len)")
+        if tgt_ids.shape[0] != src_ids.shape[0]:
+            raise ValueError(f"tgt_ids: expected batch size {src_ids.shape[0]} like src_ids, got shape "
+                             f"{tuple(tgt_ids.shape)}")
         _, weights = self.attend(tgt_ids, self.encode(src_ids), src_ids, None)
         return weights
 
     def attend(self, tgt_ids: Tensor, memory: Tensor, src_ids: Tensor,
                cache: GRUDecoderState | None = None) -> tuple[Tensor, Tensor]:
         """The decoder's step(s), before dropout: h~ (B, T, hidden) and the weights (B, T, S) on the source."""
+        check_vectors("memory", memory, self.config.hidden_size, dtype=module_dtype(self.tgt_embed.weight))
+        check_finite("memory", memory)  # named here: attention would call a NaN in it "key"
         check_token_ids("src_ids", src_ids, self.config.src_vocab_size)
         if memory.dim() != 3 or memory.shape[:2] != src_ids.shape:
             raise ValueError(f"memory: expected (batch, src_len, hidden) = {tuple(src_ids.shape)} + (hidden,) like "

@@ -17,6 +17,7 @@ from torch import Tensor, nn
 
 from .validation import (
     check_bool,
+    check_finite,
     check_instance,
     check_ndim,
     check_number,
@@ -45,20 +46,32 @@ def check_sampling_args(temperature: object, top_k: object, top_p: object, gener
     return temperature
 
 
+def _check_logits(logits: object) -> None:
+    check_tensor("logits", logits)
+    if not logits.is_floating_point():
+        raise TypeError(f"logits: expected a floating-point tensor, got dtype {logits.dtype}")
+    if logits.ndim == 0 or logits.shape[-1] == 0:
+        raise ValueError(f"logits: expected shape (..., vocab) with vocab >= 1, got shape {tuple(logits.shape)}")
+
+
 def filter_logits(logits: Tensor, *, top_k: int | None = None, top_p: float | None = None) -> Tensor:
     """(..., V) logits with every token outside the top ``top_k`` and outside the nucleus of ``top_p``
     set to -inf (a new tensor; None leaves that filter out).
 
-    Top-k keeps every token whose logit is at least the k-th largest (ties at the k-th all stay).
-    Top-p sorts the tokens by probability (softmax of ``logits``, after top-k) and keeps each token
-    whose more probable predecessors hold less than ``top_p`` of the mass: the smallest set whose
-    probability reaches ``top_p``, and always the most probable token. ``top_p=1`` keeps every token.
+    A logit of -inf means "excluded" (a banned token); NaN and +inf are refused (``ValueError``), and
+    so is a row in which every token is excluded.
+
+    Ties at the boundary all stay, in both filters: a token is never dropped for a tie it would lose
+    only by its id. Top-k keeps every token whose logit is at least the k-th largest. Top-p sorts the
+    tokens by probability (softmax of ``logits``, after top-k) and finds the smallest set of most
+    probable tokens whose probability reaches ``top_p`` (always the most probable token); it keeps
+    every token at least as probable as the least probable of that set. ``top_p=1`` keeps every token.
     """
-    check_tensor("logits", logits)
-    if not logits.is_floating_point():
-        raise TypeError(f"logits: expected a floating-point tensor, got dtype {logits.dtype}")
-    if logits.ndim == 0:
-        raise ValueError("logits: expected shape (..., vocab), got a scalar")
+    _check_logits(logits)
+    check_finite("logits", logits, allow_minus_inf=True)  # -inf: an excluded token
+    if logits.numel() and not bool((logits > float("-inf")).any(dim=-1).all()):
+        row = tuple(int(i) for i in (~(logits > float("-inf")).any(dim=-1)).nonzero()[0])
+        raise ValueError(f"logits: expected at least one finite logit per row, got every token at -inf in row {row}")
     if top_k is not None:
         check_positive_int("top_k", top_k)
     if top_p is not None:
@@ -68,28 +81,35 @@ def filter_logits(logits: Tensor, *, top_k: int | None = None, top_p: float | No
         kth = logits.topk(top_k, dim=-1).values[..., -1:]  # (..., 1): the k-th largest logit
         logits = logits.masked_fill(logits < kth, float("-inf"))
     if top_p is not None and top_p < 1.0:
-        probs, order = logits.softmax(dim=-1).sort(dim=-1, descending=True)  # most probable first
-        before = probs.cumsum(dim=-1) - probs  # mass of the strictly more probable tokens
-        drop_sorted = before >= top_p  # the first token has 0 before it: always kept
-        drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)
-        logits = logits.masked_fill(drop, float("-inf"))
+        probs = logits.softmax(dim=-1)
+        ranked = probs.sort(dim=-1, descending=True).values  # most probable first
+        before = ranked.cumsum(dim=-1) - ranked  # mass of the tokens ranked before each
+        in_nucleus = before < top_p  # the first token has 0 before it: always in
+        boundary = ranked.masked_fill(~in_nucleus, float("inf")).amin(dim=-1, keepdim=True)  # (..., 1)
+        logits = logits.masked_fill(probs < boundary, float("-inf"))  # ties with the boundary stay
     return logits
+
+
+def tempered_logits(logits: Tensor, temperature: float) -> Tensor:
+    """logits / temperature, computed stably: in float64 (a temperature of 1e-300 or 1e300 is 0 or inf
+    in float32), the best logit shifted to 0 first. A vanishing temperature then gives 0 for the best
+    token and -inf for the others (greedy), a huge one 0 for every allowed token (uniform), and never
+    inf - inf = NaN. The softmax is unchanged by the shift. Shared by sampling and ``language_model``."""
+    _check_logits(logits)
+    temperature = check_number("temperature", temperature, positive=True)
+    logits = logits.double()
+    return (logits - logits.max(dim=-1, keepdim=True).values) / temperature
 
 
 def draw_next(logits: Tensor, *, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
               generator: torch.Generator | None = None) -> Tensor:
     """(B, V) logits -> (B,) tokens drawn from softmax(logits / temperature), filtered by
-    ``filter_logits(top_k, top_p)``; ``temperature=0`` takes the most probable token.
-
-    Arguments are checked by the caller (``check_sampling_args``)."""
+    ``filter_logits(top_k, top_p)``; ``temperature=0`` takes the most probable token."""
+    check_ndim("logits", logits, 2, "(batch, vocab)")
+    temperature = check_sampling_args(temperature, top_k, top_p, generator, allow_greedy=True)
     if temperature == 0.0:
         return logits.argmax(dim=-1)
-    # In float64 (a temperature of 1e-300 or 1e300 is 0 or inf in float32), best logit shifted to 0:
-    # a vanishing temperature then gives 0 for the best token and -inf for the others (greedy),
-    # a huge one 0 for every allowed token (uniform), and never inf - inf = NaN.
-    logits = logits.double()
-    logits = (logits - logits.max(dim=-1, keepdim=True).values) / temperature
-    logits = filter_logits(logits, top_k=top_k, top_p=top_p)
+    logits = filter_logits(tempered_logits(logits, temperature), top_k=top_k, top_p=top_p)
     return torch.multinomial(logits.softmax(dim=-1), 1, generator=generator).squeeze(1)
 
 
@@ -121,6 +141,9 @@ def sample_continuation(
         if not hasattr(model, name):
             raise TypeError(f"model: expected a decoder-only model with .{name} (a DecoderOnlyTransformer), "
                             f"got {type(model).__name__}")
+    if hasattr(model, "encode"):  # it would read prompt_ids as a source and fail on a missing target
+        raise TypeError(f"model: expected a decoder-only model (a DecoderOnlyTransformer), got the encoder-decoder "
+                        f"{type(model).__name__}; decoding.sample_decode samples from one")
     vocab_size, pad_id = model.config.tgt_vocab_size, model.config.pad_id
     check_token_ids("prompt_ids", prompt_ids, vocab_size)
     check_ndim("prompt_ids", prompt_ids, 2, "(batch, prompt_len)")
@@ -138,8 +161,11 @@ def sample_continuation(
     check_special_id("eos_id", eos_id, vocab_size, optional=True)
     if isinstance(banned_ids, str) or not isinstance(banned_ids, tuple | list):
         raise TypeError(f"banned_ids: expected a tuple of token ids, got {type(banned_ids).__name__}")
-    for token in banned_ids:
-        check_special_id("banned_ids", token, vocab_size)
+    for i, token in enumerate(banned_ids):
+        check_special_id(f"banned_ids[{i}]", token, vocab_size)
+    if len({pad_id, *banned_ids}) >= vocab_size:
+        raise ValueError(f"banned_ids: expected to leave at least one token to draw, got all {vocab_size} banned "
+                         f"(with the padding id {pad_id})")
     check_bool("use_cache", use_cache)
 
     model.eval()

@@ -25,9 +25,12 @@ from torch import Tensor
 
 from .validation import (
     check_bool,
+    check_device,
     check_id_dtype,
+    check_id_lists,
     check_instance,
     check_int,
+    check_iterable,
     check_pairs,
     check_positive_int,
     check_sentence,
@@ -61,7 +64,7 @@ class Vocab:
         """``tokens``: the ordinary tokens, in id order (a list, not a str); the specials are put first."""
         if isinstance(tokens, str):
             check_token_list("tokens", tokens)  # refused: a str would become one token per character
-        tokens = list(tokens)
+        tokens = list(check_iterable("tokens", tokens, "a list of tokens (str)"))
         itos = list(SPECIALS)
         for i, token in enumerate(tokens):
             check_word(f"tokens[{i}]", token)
@@ -83,6 +86,7 @@ class Vocab:
         """
         if isinstance(sentences, str):
             raise TypeError("sentences: expected a list of sentences, got a single str (wrap it: [sentence])")
+        check_iterable("sentences", sentences, "a list of sentences (str)")
         check_positive_int("min_freq", min_freq)
         counts: Counter[str] = Counter()
         for i, sentence in enumerate(sentences):
@@ -282,6 +286,8 @@ def learn_bpe(text: str | Iterable[str], n_merges: int, end_of_word: str | None 
     check_int("n_merges", n_merges, minimum=0)
     if end_of_word is not None:
         check_word("end_of_word", end_of_word)
+    if not isinstance(text, str):
+        check_iterable("text", text, "a str or a list of sentences")
     sentences = [text] if isinstance(text, str) else list(text)
     word_counts: Counter[str] = Counter()
     for i, sentence in enumerate(sentences):
@@ -333,6 +339,10 @@ class BPETokenizer:
         self, merges: Sequence[Merge], end_of_word: str | None = END_OF_WORD, alphabet: Iterable[str] = ()
     ) -> None:
         """``alphabet``: the characters seen in training (``learn`` fills it in)."""
+        merges = list(check_iterable("merges", merges, "a list of Merge (from learn_bpe)"))
+        alphabet = list(check_iterable("alphabet", alphabet, "an iterable of characters (str)"))
+        if end_of_word is not None:
+            check_word("end_of_word", end_of_word)
         for i, merge in enumerate(merges):
             if not isinstance(merge, Merge):
                 raise TypeError(f"merges[{i}]: expected a Merge (from learn_bpe), got {type(merge).__name__}")
@@ -342,6 +352,8 @@ class BPETokenizer:
 
     @classmethod
     def learn(cls, text: str | Iterable[str], n_merges: int, end_of_word: str | None = END_OF_WORD) -> BPETokenizer:
+        if not isinstance(text, str):
+            check_iterable("text", text, "a str or a list of sentences")
         sentences = [text] if isinstance(text, str) else list(text)
         merges = learn_bpe(sentences, n_merges, end_of_word)
         return cls(merges, end_of_word, alphabet={c for s in sentences for c in s if not c.isspace()})
@@ -398,6 +410,7 @@ class Batch:
         return self.src.shape[0]
 
     def to(self, device: torch.device | str) -> Batch:
+        device = check_device("device", device)
         return Batch(self.src.to(device), self.tgt_in.to(device), self.tgt_out.to(device), self.pad_id)
 
 
@@ -417,21 +430,24 @@ def encode_pairs(
 
 def pad_sequences(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> Tensor:
     """(B, max_len) LongTensor, each row padded on the right with ``pad_id``."""
-    if isinstance(sequences, str | Tensor) or not isinstance(sequences, Sequence):
-        raise TypeError(f"sequences: expected a list of lists of ids, got {type(sequences).__name__}")
-    if not sequences:
-        raise ValueError("sequences: expected at least one sequence, got none")
+    rows = check_id_lists("sequences", sequences)
     check_int("pad_id", pad_id, minimum=0)
-    width = max(len(s) for s in sequences)
-    out = torch.full((len(sequences), width), pad_id, dtype=torch.long)
-    for i, s in enumerate(sequences):
-        out[i, : len(s)] = torch.tensor(s, dtype=torch.long)
+    width = max(len(row) for row in rows)
+    out = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    for i, row in enumerate(rows):
+        out[i, : len(row)] = torch.tensor(row, dtype=torch.long)
     return out
 
 
 def collate(encoded: Sequence[tuple[list[int], list[int]]], tgt_vocab: Vocab) -> Batch:
     """A Batch from encoded pairs: target wrapped as <sos> y / y <eos>, everything padded with 0."""
     _check_vocab("tgt_vocab", tgt_vocab)
+    check_iterable("encoded", encoded, "a list of (source ids, target ids) pairs")
+    if not encoded:
+        raise ValueError("encoded: expected at least one (source ids, target ids) pair, got none")
+    for i, pair in enumerate(encoded):
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise TypeError(f"encoded[{i}]: expected a (source ids, target ids) pair, got {pair!r:.60}")
     src = pad_sequences([s for s, _ in encoded], Vocab.pad_id)
     tgt_in = pad_sequences([[tgt_vocab.sos_id, *t] for _, t in encoded], Vocab.pad_id)
     tgt_out = pad_sequences([[*t, tgt_vocab.eos_id] for _, t in encoded], Vocab.pad_id)

@@ -35,8 +35,10 @@ from tqdm import tqdm  # a text bar: a widget bar would be a dead, unfocusable c
 
 from .validation import (
     check_choice,
+    check_device,
     check_id_dtype,
     check_instance,
+    check_iterable,
     check_ndim,
     check_number,
     check_positive_int,
@@ -132,6 +134,17 @@ def paper_adam(params: Iterable[Tensor] | Iterable[dict], lr: float = 1.0) -> to
 
     With ``warmup_scheduler`` the learning rate given here is a factor on the schedule,
     so it is left at 1."""
+    lr = check_number("lr", lr, positive=True)
+    params = list(check_iterable("params", params, "the model's parameters (model.parameters())"))
+    for i, param in enumerate(params):
+        if not isinstance(param, Tensor | dict):
+            raise TypeError(f"params[{i}]: expected a parameter (tensor) or a parameter group (dict), "
+                            f"got {type(param).__name__}")
+    if not params:
+        raise ValueError("params: expected at least one parameter, got none")
+    tensors = [p for p in params if isinstance(p, Tensor)]
+    if len({id(p) for p in tensors}) != len(tensors):  # torch only warns (a tied matrix passed twice, say)
+        raise ValueError("params: expected each parameter once, got one of them twice")
     return torch.optim.Adam(params, lr=lr, betas=PAPER_BETAS, eps=PAPER_EPS)
 
 
@@ -150,7 +163,7 @@ def warmup_scheduler(
 def pick_device(device: torch.device | str | None = None) -> torch.device:
     """``device`` if given; otherwise CUDA if available, then Apple's MPS, then the CPU."""
     if device is not None:
-        return torch.device(device)
+        return check_device("device", device)
     if torch.cuda.is_available():
         return torch.device("cuda")
     if torch.backends.mps.is_available():
@@ -299,6 +312,8 @@ class TrainingHistory:
 
     def first_reaching(self, metric: str, value: float) -> dict[str, float] | None:
         """The first evaluation where ``metric`` >= ``value`` (None if none did)."""
+        check_instance("metric", metric, str, "a metric name (str)")
+        value = check_number("value", value, allow_inf=True)
         for evaluation in self.evaluations:
             if evaluation.get(metric, -math.inf) >= value:
                 return evaluation

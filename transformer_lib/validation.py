@@ -19,14 +19,21 @@ What is accepted, everywhere:
 * a floating-point input to a module has the module's dtype (a float64 tensor to a float32
   module is a ``TypeError``, not a deep matrix-multiply error);
 * a list of tokens is a sequence of strings; a plain string is refused (it would be read
-  as its characters).
+  as its characters); ``None`` where a sequence is expected is a ``TypeError`` naming it;
+* a vocabulary passed with a model holds exactly the model's number of tokens;
+* a floating-point input holds no NaN and no infinity; logits may hold -inf (an excluded token);
+* a message quotes what came cut short (``shorten``): never a 10,000-character word whole.
+
+``tests/test_bad_input_sweep.py`` holds every public callable of the library to this rule.
 """
 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from numbers import Integral, Real
+from pathlib import Path
 
 import torch
 from torch import Tensor
@@ -37,6 +44,11 @@ ID_DTYPES = (torch.int64, torch.int32)
 
 def _describe(value: object) -> str:
     return f"{type(value).__name__} {value!r:.60}"
+
+
+def shorten(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis: a message quotes what came, never 10,000 characters."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 # --------------------------------------------------------------------------- Python values
@@ -165,6 +177,26 @@ def check_edges(name: str, edges: object) -> list[int]:
     return edges
 
 
+def check_device(name: str, value: object) -> torch.device:
+    """A device that torch can put a tensor on here: a ``torch.device`` or its name ("cpu", "cuda:0")."""
+    if not isinstance(value, str | torch.device):
+        raise TypeError(f"{name}: expected a torch.device or a device name such as 'cpu', got {_describe(value)}")
+    try:
+        device = torch.device(value)
+        torch.empty(0, device=device)  # a well-formed name for hardware this machine lacks fails here
+    except (RuntimeError, AssertionError) as error:  # torch raises either, depending on the build
+        raise ValueError(f"{name}: expected a device this machine has, such as 'cpu', got {value!r} "
+                         f"({str(error).splitlines()[0]:.100})") from None
+    return device
+
+
+def check_path(name: str, value: object) -> Path:
+    """A file path: a ``str`` or ``os.PathLike``."""
+    if not isinstance(value, str | os.PathLike):
+        raise TypeError(f"{name}: expected a file path (str or pathlib.Path), got {_describe(value)}")
+    return Path(value)
+
+
 # --------------------------------------------------------------------------- text
 
 
@@ -205,6 +237,35 @@ def check_pairs(name: str, pairs: object) -> list[tuple[str, str]]:
         if not pair[0].split() or not pair[1].split():
             raise ValueError(f"{name}[{i}]: expected a non-empty source and target, got {pair!r:.80}")
     return [(s, t) for s, t in pairs]
+
+
+def check_iterable(name: str, value: object, what: str) -> object:
+    """``value`` can be iterated (a list, a tuple, a generator...), and is not a ``str`` (read as its
+    characters) nor a tensor; ``what`` says what it should hold ("a list of sentences")."""
+    if isinstance(value, str | bytes | Tensor) or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name}: expected {what}, got {_describe(value)}")
+    return value
+
+
+def check_vocab_size(name: str, vocab: object, size: int, owner: str) -> None:
+    """A vocabulary (anything with a length) holds exactly ``size`` tokens, as ``owner`` says."""
+    if len(vocab) != size:  # type: ignore[arg-type]
+        raise ValueError(f"{name}: expected {size} tokens like {owner}, got a vocabulary of {len(vocab)}")  # type: ignore[arg-type]
+
+
+def check_id_lists(name: str, sequences: object) -> list[list[int]]:
+    """A non-empty list of lists of token ids (ints >= 0). Each id is checked: ``torch.tensor(dtype=long)``
+    would truncate 2.7 to 2 and read True as 1."""
+    if isinstance(sequences, str | Tensor) or not isinstance(sequences, Sequence):
+        raise TypeError(f"{name}: expected a list of lists of ids, got {type(sequences).__name__}")
+    if not sequences:
+        raise ValueError(f"{name}: expected at least one sequence, got none")
+    rows = []
+    for i, sequence in enumerate(sequences):
+        if isinstance(sequence, str | Tensor) or not isinstance(sequence, Sequence):
+            raise TypeError(f"{name}[{i}]: expected a list of ids, got {type(sequence).__name__}")
+        rows.append([check_int(f"{name}[{i}][{j}]", token, minimum=0) for j, token in enumerate(sequence)])
+    return rows
 
 
 def check_word(name: str, token: object) -> str:
@@ -256,12 +317,14 @@ def module_dtype(parameter: Tensor) -> torch.dtype | None:
     return None if torch.is_autocast_enabled(parameter.device.type) else parameter.dtype
 
 
-def check_finite(name: str, x: Tensor) -> None:
-    """No NaN and no infinity: either would spread through a softmax without an error."""
-    finite = torch.isfinite(x)
+def check_finite(name: str, x: Tensor, allow_minus_inf: bool = False) -> None:
+    """No NaN and no infinity: either would spread through a softmax without an error.
+    ``allow_minus_inf``: -inf is accepted (a logit that excludes its token)."""
+    finite = torch.isfinite(x) | (x == float("-inf")) if allow_minus_inf else torch.isfinite(x)
     if not bool(finite.all()):
         where = tuple(int(i) for i in (~finite).nonzero()[0])
-        raise ValueError(f"{name}: expected finite values, got {x[where].item()} at position {where}")
+        expected = "finite values or -inf" if allow_minus_inf else "finite values"
+        raise ValueError(f"{name}: expected {expected}, got {x[where].item()} at position {where}")
 
 
 def check_features(
@@ -305,6 +368,16 @@ def check_id_dtype(name: str, ids: Tensor) -> None:
             f"{name}: expected integer token ids (torch.long), got dtype {ids.dtype}; "
             "convert with .long() (torch.int32 is accepted too)"
         )
+
+
+def check_row_index(name: str, index: object, size: int | None = None) -> Tensor:
+    """Rows to keep, in order (beam search's reordering): a 1-D tensor of ids in [0, ``size``)."""
+    index = check_tensor(name, index)
+    check_id_dtype(name, index)
+    check_ndim(name, index, 1, "(rows,)")
+    if index.numel() and (int(index.min()) < 0 or (size is not None and int(index.max()) >= size)):
+        raise ValueError(f"{name}: expected row numbers in [0, {size}), got {index.tolist()!r:.60}")
+    return index
 
 
 def check_token_ids(name: str, ids: object, vocab_size: int) -> Tensor:

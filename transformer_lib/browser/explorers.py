@@ -22,6 +22,7 @@ from ..figures.display import figure_mimebundle
 from ..figures.positions import MAX_POSITIONS, positional_encoding_figure
 from ..models import Transformer
 from ..tokenization import Vocab, normalize_sentence
+from ..validation import shorten
 from .page import live_explorer_html, translation_payload
 from .theme import MESSAGES
 
@@ -51,7 +52,8 @@ def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int 
     sentence longer than the model reads (``typed_tokens``, when the explorer had to cut it)."""
     notes = []
     if translation.unknown_words:
-        listed = ", ".join(MESSAGES["unknown_word"].format(word=w) for w in dict.fromkeys(translation.unknown_words))
+        listed = ", ".join(MESSAGES["unknown_word"].format(word=shorten(w))
+                           for w in dict.fromkeys(translation.unknown_words))
         notes.append(MESSAGES["unknown"].format(unk=src_vocab.itos[src_vocab.unk_id], words=listed))
     read = len(translation.src_ids)
     if typed_tokens is not None and typed_tokens > read:
@@ -145,7 +147,7 @@ class AttentionExplorer:
             sentence = " ".join(words[:limit])
         result = translate(self.model, sentence, self.src_vocab, self.tgt_vocab, beam_size=self.beam_size)
         self.result, self.maps = result, capture_translation(self.model, result, self.src_vocab, self.tgt_vocab)
-        read_as = [MESSAGES["read_as"].format(text=" ".join(words), changes="; ".join(changes))]
+        read_as = [MESSAGES["read_as"].format(text=shorten(" ".join(words), 80), changes="; ".join(changes))]
         self.notes = (read_as if changes else []) + reading_notes(result, self.src_vocab, typed_tokens=len(words))
         text = html.escape(result.text) or "(nothing)"
         self.output_text.value = (f"<b>Model output:</b> {text} "

@@ -13,15 +13,15 @@ the scripts to the pages that hold one, and writes the model files the page load
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
 from ..capture import AttentionMaps
 from ..decoding import Translation
+from ..html_embed import json_for_script
 from ..tokenization import Vocab
-from ..validation import check_choice
+from ..validation import check_choice, check_instance, check_token_list
 from .theme import MESSAGES, THEME_FILE, theme_json
 
 KINDS = ("attention", "positional")
@@ -38,6 +38,14 @@ def translation_payload(translation: Translation, maps: AttentionMaps, src_vocab
                         notes: Sequence[str] = ()) -> dict:
     """What ``window.bookModel.translate`` returns, from a ``decoding.translate`` result made in the
     kernel and its maps (``capture.capture_translation``: those of ``<sos>`` + output)."""
+    check_instance("translation", translation, Translation, "a decoding.Translation")
+    check_instance("maps", maps, AttentionMaps, "capture.AttentionMaps")
+    check_instance("src_vocab", src_vocab, Vocab, "a tokenization.Vocab")
+    check_instance("tgt_vocab", tgt_vocab, Vocab, "a tokenization.Vocab")
+    notes = check_token_list("notes", notes, item="note")
+    if translation.src_ids and max(translation.src_ids) >= len(src_vocab):
+        raise ValueError(f"src_vocab: holds {len(src_vocab)} tokens, but the translation read id "
+                         f"{max(translation.src_ids)}; pass the vocabulary the model read it with")
     tokens = list(translation.tokens)
     return {
         "tokens": tokens,
@@ -57,8 +65,12 @@ def live_explorer_html(kind: str, **settings: object) -> str:
     and ``result``, a :func:`translation_payload` or None) or ``"positional"`` (settings:
     ``d_model``, ``dims``, ``positions``)."""
     check_choice("kind", kind, list(KINDS))
-    # Inside <script>, "</" would end the element: JSON allows it escaped.
-    state = json.dumps(settings, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    for name, value in settings.items():  # each setting named in an error: it is an argument of this call
+        try:
+            json_for_script(value)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{name}: {str(error).removeprefix('value: ')}") from None
+    state = json_for_script(settings)  # a "<!--<script>" or "</script>" in a sentence cannot end the element
     return (f'<div class="tc-live" data-explorer="{kind}">'
             f'<script type="application/json" class="tc-live-state">{state}</script>'
             f'<script type="application/json" class="tc-live-theme">{theme_json()}</script>'

@@ -10,6 +10,7 @@ Because the picture is computed from the modules, a change to the model changes 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from html import escape
 
@@ -19,7 +20,7 @@ from torch import nn
 from ..decoder import DecoderLayer
 from ..encoder import EncoderLayer
 from ..models import Transformer
-from ..validation import check_positive_int
+from ..validation import check_instance, check_positive_int
 
 SCROLL_CUE = "The figure is wider than the screen: scroll it sideways (→) to see the decoder."
 MIN_WIDTH = 620  # px: the narrowest the picture is drawn; below it, it scrolls
@@ -126,6 +127,9 @@ def _fmt(shape: tuple[int, ...]) -> str:
 def architecture_svg(blocks: list[Block], title: str = "The Transformer, from the library's modules") -> str:
     """An SVG of ``blocks`` (from ``architecture_blocks``): two columns, bottom to top, shapes on
     the arrows, every box and sub-layer a link; the encoder's output feeds each cross-attention."""
+    check_instance("title", title, str, "a str")
+    if isinstance(blocks, str) or not isinstance(blocks, Sequence):
+        raise TypeError(f"blocks: expected a list of Block from architecture_blocks, got {type(blocks).__name__}")
     if not blocks or not all(isinstance(b, Block) for b in blocks):
         raise ValueError("blocks: expected a non-empty list of Block from architecture_blocks")
     width, column_w, row_h, gap, head = 760, 300, 18, 46, 60

@@ -21,7 +21,7 @@ from plotly.subplots import make_subplots
 from torch import Tensor
 
 from ..capture import AttentionMaps
-from ..validation import check_choice, check_index
+from ..validation import check_choice, check_index, check_instance, check_int, check_iterable, check_token_list
 from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
 
 ATTENTION_KINDS = {
@@ -33,14 +33,14 @@ ATTENTION_KINDS = {
 
 def _attention(maps: AttentionMaps, kind: str, layer: int, index: int) -> tuple[np.ndarray, list[str], list[str]]:
     """Weights (heads, queries, keys) of one layer, with the query and key tokens."""
+    _check_maps(maps)
     check_choice("kind", kind, list(ATTENTION_KINDS))
     per_layer = getattr(maps, kind)
     if not per_layer:
         raise ValueError(f"kind: these attention maps hold no {ATTENTION_KINDS[kind]}")
     check_index("layer", layer, len(per_layer), context=f" for {kind}")
     weights = per_layer[layer]  # (B, h, Tq, Tk)
-    if not 0 <= index < weights.shape[0]:
-        raise ValueError(f"index: expected a batch row in [0, {weights.shape[0]}), got {index}")
+    index = check_index("index", index, weights.shape[0], "a batch row (int)")
     src = maps.src_tokens[index] if maps.src_tokens is not None else [str(i) for i in range(weights.shape[-1])]
     tgt = maps.tgt_tokens[index] if maps.tgt_tokens is not None else [str(i) for i in range(weights.shape[-2])]
     queries, keys = {"encoder_self": (src, src), "decoder_self": (tgt, tgt), "cross": (tgt, src)}[kind]
@@ -156,7 +156,16 @@ def _menu(buttons: list[dict], line: int, plot_px: int, name: str, active: int =
                 showactive=True, active=active, pad=dict(r=4, t=0, b=0))
 
 
+def _check_maps(maps: object) -> None:
+    check_instance("maps", maps, AttentionMaps, "transformer_lib.capture.AttentionMaps")
+
+
+def _check_title(title: object) -> None:
+    check_instance("title", title, str, "a str")
+
+
 def _layers(maps: AttentionMaps) -> list[tuple[str, int]]:
+    _check_maps(maps)
     return [(kind, layer) for kind in ATTENTION_KINDS for layer in range(len(getattr(maps, kind)))]
 
 
@@ -272,6 +281,7 @@ def mask_figure(mask: Tensor, queries: Sequence[str], keys: Sequence[str] | None
     ``queries`` and ``keys`` label the rows and columns (``keys`` defaults to ``queries``,
     as in self-attention). Hovering a cell says whether that query may see that key.
     """
+    _check_title(title)
     if not isinstance(mask, Tensor):
         raise TypeError(f"mask: expected a torch.Tensor, got {type(mask).__name__}")
     if mask.dim() != 2:
@@ -311,11 +321,19 @@ def scaling_figure(d_ks: Sequence[int], measures: Mapping[str, Mapping[str, Sequ
     ``{"divided by sqrt(d_k)": [...], "not scaled": [...]}``, each with one value per ``d_k``.
     Measures named in ``log_y`` get a logarithmic y axis.
     """
-    d_ks = [int(d) for d in d_ks]
+    check_iterable("d_ks", d_ks, "a list of ints")
+    d_ks = [check_int(f"d_ks[{i}]", d, minimum=1) for i, d in enumerate(d_ks)]  # never truncated
+    check_token_list("log_y", log_y, item="measure name")
+    _check_title(title)
     if not d_ks:
         raise ValueError("d_ks: expected at least one d_k, got none")
+    if not isinstance(measures, Mapping):
+        raise TypeError(f"measures: expected a mapping of measure -> curves, got {type(measures).__name__}")
     if not measures:
         raise ValueError("measures: expected at least one measure, got none")
+    for name, curves in measures.items():
+        if not isinstance(curves, Mapping):
+            raise TypeError(f"measures[{name!r}]: expected a mapping of label -> values, got {type(curves).__name__}")
     for name, curves in measures.items():
         for label, values in curves.items():
             if len(values) != len(d_ks):
@@ -354,6 +372,7 @@ def weights_side_by_side_figure(weights: Mapping[str, Tensor], queries: Sequence
                                 title: str = "attention weights") -> go.Figure:
     """Heatmaps of (queries, keys) weight matrices side by side, one panel per label of ``weights``,
     on one colour scale (0 to 1), e.g. dot-product and additive attention on the same inputs."""
+    _check_title(title)
     if not isinstance(weights, Mapping) or not weights:
         raise TypeError("weights: expected a non-empty mapping of label -> (queries, keys) tensor")
     shapes = set()

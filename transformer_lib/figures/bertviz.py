@@ -17,6 +17,7 @@ from pathlib import Path
 from IPython.display import HTML
 
 from ..capture import AttentionMaps
+from ..html_embed import json_for_script, script_safe
 from ..validation import check_choice
 from .display import div_id
 
@@ -128,9 +129,9 @@ def _bertviz_html(view: Callable[..., HTML], maps: AttentionMaps, index: int, as
     content = json.dumps(maps.bertviz_kwargs(index), default=lambda t: t.tolist()) + view.__name__
     new_id = div_id(content, prefix="bertviz")
     body = _labelled_controls(page[: match.start()].replace(old_id, new_id))
-    script = script.replace(old_id, new_id)
+    script = script_safe(script.replace(old_id, new_id))  # a token "</script>" or "<!--" cannot end it
     if assets == "book":
-        loader = _BOOK_LOADER.replace("PATHS", json.dumps(_LIBRARIES)).replace("LIBRARY_SIZE", _library_size())
+        loader = _BOOK_LOADER.replace("PATHS", json_for_script(_LIBRARIES)).replace("LIBRARY_SIZE", _library_size())
     else:
         sources = {name: VENDOR / path for name, path in _LIBRARIES.items()}
         missing = [str(p) for p in sources.values() if not p.is_file()]

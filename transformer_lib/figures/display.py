@@ -21,6 +21,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.io.base_renderers import MimetypeRenderer
 
+from ..validation import check_instance, check_int
+
 PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
 # The toolbar keeps what works on the page itself (zoom, pan, reset, save as PNG): plotly.js 4
 # offers "Share chart..." by default, which uploads the figure's data to plotly's cloud, and the
@@ -64,6 +66,8 @@ _shown: Counter[str] = Counter()  # how often each figure was shown: keeps div i
 def div_id(content: str, prefix: str = "fig") -> str:
     """A page-unique id that is the same each time a notebook is re-run (plotly's and bertviz's are
     random): a digest of the content, and how often that content was shown before."""
+    check_instance("content", content, str, "a str")
+    check_instance("prefix", prefix, str, "a str")
     digest = hashlib.sha1(content.encode()).hexdigest()[:12]
     _shown[digest] += 1
     return f"{prefix}-{digest}-{_shown[digest]}"
@@ -82,6 +86,11 @@ def rounded_numbers(value: object, digits: int = SIGNIFICANT_DIGITS) -> object:
     Plotly's compact form of an array (base64 of its bytes) stays compact: the rounded numbers are
     stored as float32, whose bytes are then the same on every machine too.
     """
+    check_int("digits", digits, minimum=1)
+    return _rounded(value, digits)
+
+
+def _rounded(value: object, digits: int) -> object:
     if isinstance(value, dict) and "bdata" in value and "dtype" in value:  # plotly's base64 form of an array
         array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
         if array.dtype.kind != "f":

@@ -8,6 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..lexicon import ADJECTIVES, DETERMINERS, NOUNS, PREPOSITIONS, PRONOUNS, VERBS
+from ..validation import check_token_list
 from .display import BOOK_TEMPLATE, MARKERS, PALETTE
 
 OTHER = "other"  # the label of words a grouping says nothing about
@@ -25,15 +26,23 @@ def embedding_scatter_figure(
     label per word, ``None`` for a word the grouping does not apply to (drawn small and grey).
     Every grouping's traces are precomputed, so the dropdown works in the static page.
     """
-    points = np.asarray(points, dtype=float)
+    try:
+        points = np.asarray(points, dtype=float)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"points: expected an (n_words, 2) array of numbers, got {type(points).__name__} "
+                        f"({error})") from None
     if points.ndim != 2 or points.shape[1] != 2:
         raise ValueError(f"points: expected shape (n_words, 2), got {points.shape}")
-    if isinstance(words, str) or len(words) != len(points):
+    words = check_token_list("words", words, item="word")
+    if len(words) != len(points):
         raise ValueError(f"words: expected one word per point ({len(points)}), got {len(words)}")
     if not isinstance(groupings, Mapping) or not groupings:
         raise TypeError("groupings: expected a non-empty mapping of name -> one label (or None) per word")
     for name, labels in groupings.items():
-        if isinstance(labels, str) or len(labels) != len(words):
+        if isinstance(labels, str) or not isinstance(labels, Sequence):
+            raise TypeError(f"groupings[{name!r}]: expected a list of labels (str or None), "
+                            f"got {type(labels).__name__}")
+        if len(labels) != len(words):
             raise ValueError(f"groupings[{name!r}]: expected one label per word ({len(words)}), got {len(labels)}")
     points = points.round(3)
     fig = go.Figure()
@@ -83,6 +92,7 @@ def french_word_labels(words: Sequence[str]) -> dict[str, list[str | None]]:
     ``None`` where the lexicon says nothing (e.g. the gender of a verb) or is ambiguous ("rouge"
     is masculine and feminine; "souris" singular and plural).
     """
+    words = check_token_list("words", words, item="word")
     pos: dict[str, str | None] = {}
     gender: dict[str, str | None] = {}
     number: dict[str, str | None] = {}

@@ -29,7 +29,7 @@ def _millions(n: int) -> str:
 def parameter_breakdown_figure(presets: Sequence[str] = ("small", "base", "big")) -> go.Figure:
     """Horizontal bars of ``parameter_breakdown`` per component, one set per preset, with a
     dropdown menu choosing the preset (every preset is stored in the figure)."""
-    if isinstance(presets, str) or not presets:
+    if isinstance(presets, str) or not isinstance(presets, Sequence) or not presets:
         raise ValueError(f"presets: expected a non-empty list of preset names, got {presets!r}")
     for name in presets:
         if name not in PRESETS:
@@ -106,7 +106,7 @@ def ablation_figure(curves: dict[str, Sequence[float]], window: int = 20) -> go.
     fig = go.Figure()
     ends = {}
     for i, (name, losses) in enumerate(curves.items()):
-        if isinstance(losses, str) or len(losses) == 0:
+        if isinstance(losses, str) or not isinstance(losses, Sequence) or len(losses) == 0:
             raise ValueError(f"curves[{name!r}]: expected a non-empty list of losses, got {losses!r:.60}")
         average = [round(v, 4) for v in moving_average(list(losses), window)]
         steps = list(range(1, len(average) + 1))

@@ -55,7 +55,8 @@ def rope_scores(d_head: int, positions: tuple[int, int], seed: int = 0) -> np.nd
     The same two vectors sit at every position, so any change across the matrix comes from RoPE
     alone, and it depends on m - n only: the matrix is constant along each diagonal.
     """
-    _check_d_model(d_head)
+    check_even("d_head", d_head, "an even head size (dimensions rotate in pairs)")
+    check_int("seed", seed)
     first, last = _check_range("positions", positions, 0, MAX_POSITIONS)
     generator = torch.Generator().manual_seed(seed)
     q, k = torch.randn(2, d_head, generator=generator)
@@ -183,8 +184,8 @@ def positional_encoding_menu_figure(
     for each ``d_model`` in ``d_models``, chosen by a slider in the browser."""
     if isinstance(d_models, (str, bytes)) or not isinstance(d_models, Sequence) or not d_models:
         raise TypeError(f"d_models: expected a non-empty sequence of even ints, got {d_models!r}")
-    for d_model in d_models:
-        _check_d_model(d_model)
+    for i, d_model in enumerate(d_models):
+        check_even(f"d_models[{i}]", d_model, "an even number (sine and cosine pairs)")
     positions = _check_range("positions", positions, 0, MAX_POSITIONS)
     x = np.arange(positions[0], positions[1] + 1)
     fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.09, column_widths=[0.4, 0.3, 0.3], subplot_titles=[
@@ -231,6 +232,9 @@ def similarity_by_offset_figure(d_models: Sequence[int] = (16, 64, 256), max_off
     A dropdown shows one d_model at a time or all together (precomputed; no kernel needed)."""
     if isinstance(d_models, str) or not isinstance(d_models, Sequence) or not d_models:
         raise TypeError(f"d_models: expected a non-empty sequence of even ints, got {d_models!r}")
+    for i, d_model in enumerate(d_models):
+        check_even(f"d_models[{i}]", d_model, "an even number (sine and cosine pairs)")
+    check_positive_int("max_offset", max_offset)
     fig = go.Figure()
     offsets = list(range(max_offset + 1))
     for i, d_model in enumerate(d_models):

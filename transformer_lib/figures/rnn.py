@@ -45,7 +45,7 @@ def gradient_norm_figure(
     """
     if not by_scale:
         raise ValueError("by_scale: expected at least one recurrent scale")
-    fixed = dict(fixed or {})
+    fixed = {} if fixed is None else fixed
     length = _check_curves("by_scale", by_scale)
     _check_curves("fixed", fixed, length)
     scales = list(by_scale)
@@ -108,7 +108,8 @@ def accuracy_by_length_figure(buckets: Mapping[str, Sequence[LengthBucket]]) -> 
         raise TypeError("buckets: expected a non-empty mapping of model name -> list of LengthBucket")
     fig = go.Figure()
     for j, (label, rows) in enumerate(buckets.items()):
-        if not rows or not all(isinstance(b, LengthBucket) for b in rows):
+        if isinstance(rows, str) or not isinstance(rows, Sequence) or not rows \
+                or not all(isinstance(b, LengthBucket) for b in rows):
             raise TypeError(f"buckets[{label!r}]: expected a non-empty list of LengthBucket "
                             "(from evaluation.accuracy_by_length)")
         fig.add_trace(go.Bar(

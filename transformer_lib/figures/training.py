@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from ..training import TrainingHistory, transformer_lr
-from ..validation import check_instance, check_positive_int
+from ..validation import check_index, check_instance, check_number, check_positive_int
 from .display import BOOK_TEMPLATE
 
 
@@ -36,12 +36,15 @@ def learning_rate_figure(
     ``active`` is the index in ``warmups`` shown first (default: 4000 if present, else the first)."""
     check_positive_int("d_model", d_model)
     check_positive_int("steps", steps)
-    if isinstance(warmups, str | int) or not warmups:
-        raise ValueError(f"warmups: expected a non-empty list of positive ints, got {warmups!r}")
-    for w in warmups:
-        check_positive_int("warmups", w)
+    if isinstance(warmups, str) or not isinstance(warmups, Sequence):
+        raise TypeError(f"warmups: expected a list of positive ints, got {warmups!r:.60}")
+    if not warmups:
+        raise ValueError("warmups: expected at least one warm-up length, got none")
+    for i, w in enumerate(warmups):
+        check_positive_int(f"warmups[{i}]", w)
     if active is None:
         active = list(warmups).index(4000) if 4000 in warmups else 0
+    active = check_index("active", active, len(warmups), "an index into warmups")
     x = _sampled_steps(steps)
     fig = go.Figure()
     for w in warmups:  # grey context curves, always visible
@@ -77,6 +80,10 @@ def learning_rate_figure(
 def moving_average(values: Sequence[float], window: int) -> list[float]:
     """The mean of each value and the ``window - 1`` before it (fewer at the start): a training
     curve with the batch-to-batch noise smoothed out."""
+    check_positive_int("window", window)
+    if isinstance(values, str) or not isinstance(values, Sequence):
+        raise TypeError(f"values: expected a list of numbers, got {type(values).__name__}")
+    values = [check_number(f"values[{i}]", v) for i, v in enumerate(values)]
     average, total = [], 0.0
     for i, value in enumerate(values):
         total += value - (values[i - window] if i >= window else 0.0)

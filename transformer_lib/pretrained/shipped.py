@@ -34,10 +34,12 @@ from ..checkpoint import (
     VERSION,
     Checkpoint,
     CheckpointError,
+    check_sha256,
     checkpoint_from_parts,
     write_atomically,
 )
 from ..tokenization import Vocab
+from ..validation import check_device
 
 WEIGHTS_DIR = Path(__file__).resolve().parent / "weights"
 SUMS_FILE = "SHA256SUMS"
@@ -74,13 +76,9 @@ def _verified(directory: Path, filename: str, sums: dict[str, str]) -> Path:
         raise ShippedModelError(f"{path}: missing (reinstall the package, or run tools/train_book_models.py)")
     if filename not in sums:
         raise ShippedModelError(f"{directory / SUMS_FILE}: has no line for {filename}")
-    actual = sha256_of(path)
-    if actual != sums[filename]:
-        raise ShippedModelError(
-            f"{path}: SHA-256 is {actual}, but {SUMS_FILE} expects {sums[filename]}: the file is corrupt or was "
-            "changed. Restore it (git checkout, or reinstall the package), or retrain the shipped models with "
-            "tools/train_book_models.py, which rewrites the files and their sums together."
-        )
+    check_sha256(str(path), "", sha256_of(path), sums[filename], f"{SUMS_FILE} expects", ShippedModelError,
+                 "Restore it (git checkout, or reinstall the package), or retrain the shipped models with "
+                 "tools/train_book_models.py, which rewrites the files and their sums together.")
     return path
 
 
@@ -93,6 +91,7 @@ def load_shipped(name: str, directory: Path = WEIGHTS_DIR, device: torch.device 
     1e-16 instead of 1e-7, which is why the chapters analyse it in float64: their printed digits
     are then the same on every CPU, whatever its vector instructions or thread count.
     """
+    device = check_device("device", device)
     dtype = torch.get_default_dtype() if dtype is None else dtype
     if dtype not in (torch.float32, torch.float64):
         raise ValueError(f"dtype: expected torch.float32 or torch.float64, got {dtype}")

@@ -1,0 +1,514 @@
+"""The bad-input sweep (issue 26): every public callable of transformer_lib, found by walking the package,
+has a valid call here (or a stated reason to stand outside the sweep); hypothesis then replaces one
+argument at a time by a value of the wrong type, shape or dtype, NaN, an infinity or a negative number.
+Each call must succeed or raise a TypeError or ValueError that names the argument (``bad_input_sweep``).
+
+A new public function fails ``test_every_public_callable_is_in_the_sweep`` until it gets a valid call
+below: the sweep grows with the library. The number of cases run is printed at the end (``-s``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import random
+
+import pytest
+import torch
+from hypothesis import Phase, given, settings
+from hypothesis import strategies as st
+
+from transformer_lib import (
+    analysis,
+    attention,
+    capture,
+    checkpoint,
+    corpus,
+    decoder,
+    decoding,
+    embeddings,
+    encoder,
+    evaluation,
+    feed_forward,
+    greedy_trace,
+    html_embed,
+    language_model,
+    models,
+    multi_head_attention,
+    positional_encoding,
+    residual,
+    rnn,
+    sampling,
+    tokenization,
+    training,
+)
+from transformer_lib.browser import page as live_explorers
+from transformer_lib.config import TransformerConfig
+from transformer_lib.figures import architecture, display, positions
+from transformer_lib.figures import attention as attention_figures
+from transformer_lib.figures import embeddings as embeddings_figures
+from transformer_lib.figures import models as models_figures
+from transformer_lib.figures import rnn as rnn_figures
+from transformer_lib.figures import training as training_figures
+from transformer_lib.tokenization import Vocab
+
+from .bad_input_sweep import SWEEP_COUNT, bad_values, check_outcome, public_callables
+
+WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran"]
+VOCAB = Vocab(WORDS)  # 12 tokens with the four specials
+SENTENCES = ["the cat sat", "a dog ran on the mat"]
+PAIRS = [("the cat sat", "the cat sat"), ("a dog ran", "a dog ran")]
+CONFIG = TransformerConfig(src_vocab_size=12, tgt_vocab_size=12, d_model=8, n_heads=2, n_encoder_layers=1,
+                           n_decoder_layers=1, d_ff=16, dropout=0.0, max_len=16)
+torch.manual_seed(0)
+MODEL = models.Transformer(CONFIG).eval()
+LM = models.DecoderOnlyTransformer(CONFIG).eval()
+ENCODER_ONLY = models.EncoderOnlyTransformer(CONFIG).eval()
+GRU_CONFIG = rnn.Seq2SeqGRUConfig(12, 12, d_model=8, hidden_size=8, n_layers=1, dropout=0.0)
+GRU = rnn.Seq2SeqGRU(GRU_CONFIG).eval()
+GRU_ATTENTION = rnn.Seq2SeqGRUAttention(GRU_CONFIG).eval()
+MHA = multi_head_attention.MultiHeadAttention(8, 2)
+SRC = torch.tensor([[4, 5, 6]])
+TGT = torch.tensor([[1, 4]])
+X = torch.randn(1, 3, 8)
+Q4 = torch.randn(1, 2, 3, 4)
+MAPS = capture.capture_attention(MODEL, SRC, TGT, VOCAB.itos, VOCAB.itos)
+TRANSLATION = decoding.translate(MODEL, "the cat", VOCAB, VOCAB, max_len=3)
+SPECIAL = dict(sos_id=1, eos_id=2, max_len=3)
+
+
+def _vectors() -> torch.Tensor:
+    return torch.randn(12, 8)
+
+
+# "module.name" -> a function returning (the callable, a dict of valid keyword arguments)
+CALLS = {
+    # attention
+    "attention.causal_mask": lambda: (attention.causal_mask, dict(n_queries=2, n_keys=3)),
+    "attention.padding_mask": lambda: (attention.padding_mask, dict(ids=SRC.clone(), pad_id=0)),
+    "attention.masked_softmax": lambda: (attention.masked_softmax, dict(scores=torch.randn(1, 2, 3, 3),
+                                                                        mask=attention.causal_mask(3))),
+    "attention.attention_weights": lambda: (attention.attention_weights, dict(query=Q4.clone(), key=Q4.clone())),
+    "attention.scaled_dot_product_attention": lambda: (attention.scaled_dot_product_attention, dict(
+        query=Q4.clone(), key=Q4.clone(), value=Q4.clone(), mask=attention.causal_mask(3), dropout_p=0.0,
+        need_weights=True)),
+    "attention.AdditiveAttention": lambda: (attention.AdditiveAttention, dict(d_query=4, d_key=4, d_attention=3)),
+    "attention.AdditiveAttention.forward": lambda: (attention.AdditiveAttention(4, 4, 3), dict(
+        query=Q4.clone(), key=Q4.clone(), value=Q4.clone())),
+    "attention.AdditiveAttention.scores": lambda: (attention.AdditiveAttention(4, 4, 3).scores, dict(
+        query=Q4.clone(), key=Q4.clone())),
+    # multi-head attention and layers
+    "multi_head_attention.MultiHeadAttention": lambda: (multi_head_attention.MultiHeadAttention, dict(
+        d_model=8, n_heads=2, dropout=0.0)),
+    "multi_head_attention.MultiHeadAttention.forward": lambda: (MHA, dict(query=X.clone(), key=X.clone(),
+                                                                          value=X.clone(), need_weights=True)),
+    "multi_head_attention.MultiHeadAttention.split_heads": lambda: (MHA.split_heads, dict(x=X.clone())),
+    "multi_head_attention.MultiHeadAttention.merge_heads": lambda: (MHA.merge_heads, dict(x=Q4.clone())),
+    "embeddings.TokenEmbedding": lambda: (embeddings.TokenEmbedding, dict(vocab_size=12, d_model=8)),
+    "embeddings.TokenEmbedding.forward": lambda: (embeddings.TokenEmbedding(12, 8), dict(ids=SRC.clone())),
+    "feed_forward.PositionwiseFeedForward": lambda: (feed_forward.PositionwiseFeedForward, dict(
+        d_model=8, d_ff=16, activation="relu")),
+    "feed_forward.PositionwiseFeedForward.forward": lambda: (feed_forward.PositionwiseFeedForward(8, 16), dict(
+        x=X.clone())),
+    "residual.layer_norm": lambda: (residual.layer_norm, dict(x=X.clone(), gamma=torch.ones(8), beta=torch.zeros(8),
+                                                              eps=1e-5)),
+    "residual.LayerNorm": lambda: (residual.LayerNorm, dict(d_model=8, eps=1e-5)),
+    "residual.LayerNorm.forward": lambda: (residual.LayerNorm(8), dict(x=X.clone())),
+    "residual.Residual": lambda: (residual.Residual, dict(d_model=8, dropout=0.0, norm_first=False, eps=1e-5)),
+    "residual.Residual.forward": lambda: (residual.Residual(8, 0.0), dict(x=X.clone(), sublayer=torch.tanh)),
+    "residual.NoResidual": lambda: (residual.NoResidual, dict(d_model=8, dropout=0.0, norm_first=False, eps=1e-5)),
+    "residual.NoResidual.forward": lambda: (residual.NoResidual(8, 0.0), dict(x=X.clone(), sublayer=torch.tanh)),
+    "encoder.EncoderLayer": lambda: (encoder.EncoderLayer, dict(d_model=8, n_heads=2, d_ff=16, dropout=0.0)),
+    "encoder.EncoderLayer.forward": lambda: (encoder.EncoderLayer(8, 2, 16, 0.0), dict(
+        x=X.clone(), mask=attention.causal_mask(3))),
+    "encoder.Encoder": lambda: (encoder.Encoder, dict(layer=encoder.EncoderLayer(8, 2, 16, 0.0), n_layers=2)),
+    "encoder.Encoder.forward": lambda: (encoder.Encoder(encoder.EncoderLayer(8, 2, 16, 0.0), 1), dict(x=X.clone())),
+    "decoder.DecoderLayer": lambda: (decoder.DecoderLayer, dict(d_model=8, n_heads=2, d_ff=16, dropout=0.0)),
+    "decoder.DecoderLayer.forward": lambda: (decoder.DecoderLayer(8, 2, 16, 0.0), dict(
+        x=X.clone(), memory=torch.randn(1, 4, 8), tgt_mask=attention.causal_mask(3))),
+    "decoder.Decoder": lambda: (decoder.Decoder, dict(layer=decoder.DecoderLayer(8, 2, 16, 0.0), n_layers=2)),
+    "decoder.Decoder.forward": lambda: (decoder.Decoder(decoder.DecoderLayer(8, 2, 16, 0.0), 1), dict(
+        x=X.clone(), memory=torch.randn(1, 4, 8))),
+    # positions
+    "positional_encoding.sinusoidal_table": lambda: (positional_encoding.sinusoidal_table, dict(max_len=5, d_model=8)),
+    "positional_encoding.relative_position_map": lambda: (positional_encoding.relative_position_map, dict(
+        offset=2, d_model=8)),
+    "positional_encoding.SinusoidalPositionalEncoding": lambda: (positional_encoding.SinusoidalPositionalEncoding,
+                                                                 dict(d_model=8, max_len=10)),
+    "positional_encoding.SinusoidalPositionalEncoding.forward": lambda: (
+        positional_encoding.SinusoidalPositionalEncoding(8, 10), dict(x=X.clone(), offset=1)),
+    "positional_encoding.LearnedPositionalEmbedding": lambda: (positional_encoding.LearnedPositionalEmbedding,
+                                                               dict(d_model=8, max_len=10)),
+    "positional_encoding.LearnedPositionalEmbedding.forward": lambda: (
+        positional_encoding.LearnedPositionalEmbedding(8, 10), dict(x=X.clone(), offset=1)),
+    "positional_encoding.RotaryEmbedding": lambda: (positional_encoding.RotaryEmbedding, dict(
+        d_head=4, max_len=10, base=100.0)),
+    "positional_encoding.RotaryEmbedding.forward": lambda: (positional_encoding.RotaryEmbedding(4, 10), dict(
+        x=Q4.clone(), offset=1)),
+    # models
+    "models.InputEmbedding": lambda: (models.InputEmbedding, dict(vocab_size=12, config=CONFIG)),
+    "models.InputEmbedding.forward": lambda: (models.InputEmbedding(12, CONFIG), dict(ids=SRC.clone(), offset=1)),
+    "models.Transformer": lambda: (models.Transformer, dict(config=CONFIG)),
+    "models.Transformer.forward": lambda: (MODEL, dict(src_ids=SRC.clone(), tgt_ids=TGT.clone())),
+    "models.Transformer.encode": lambda: (MODEL.encode, dict(src_ids=SRC.clone())),
+    "models.Transformer.decode": lambda: (MODEL.decode, dict(tgt_ids=TGT.clone(), memory=MODEL.encode(SRC),
+                                                             src_ids=SRC.clone(), cache=MODEL.new_cache())),
+    "models.Transformer.src_mask": lambda: (MODEL.src_mask, dict(src_ids=SRC.clone())),
+    "models.Transformer.tgt_mask": lambda: (MODEL.tgt_mask, dict(tgt_ids=TGT.clone())),
+    "models.DecoderOnlyTransformer": lambda: (models.DecoderOnlyTransformer, dict(config=CONFIG)),
+    "models.DecoderOnlyTransformer.forward": lambda: (LM, dict(ids=SRC.clone(), cache=LM.new_cache())),
+    "models.EncoderOnlyTransformer": lambda: (models.EncoderOnlyTransformer, dict(config=CONFIG)),
+    "models.EncoderOnlyTransformer.forward": lambda: (ENCODER_ONLY, dict(ids=SRC.clone())),
+    "models.DecoderOnlyCache.index_select": lambda: (_filled_lm_cache().index_select, dict(index=torch.tensor([0]))),
+    "models.count_parameters": lambda: (models.count_parameters, dict(model=MODEL)),
+    "models.parameter_count": lambda: (models.parameter_count, dict(config=CONFIG)),
+    # decoding and sampling
+    "decoding.greedy_decode": lambda: (decoding.greedy_decode, dict(model=MODEL, src_ids=SRC.clone(), **SPECIAL,
+                                                                    pad_id=0, use_cache=True)),
+    "decoding.beam_search": lambda: (decoding.beam_search, dict(model=MODEL, src_ids=SRC.clone(), **SPECIAL,
+                                                                beam_size=2, alpha=0.6, pad_id=0)),
+    "decoding.sample_decode": lambda: (decoding.sample_decode, dict(
+        model=MODEL, src_ids=SRC.clone(), **SPECIAL, temperature=1.0, top_k=3, top_p=0.9,
+        generator=torch.Generator().manual_seed(0), pad_id=0)),
+    "decoding.length_penalty": lambda: (decoding.length_penalty, dict(length=3, alpha=0.6)),
+    "decoding.generate": lambda: (decoding.generate, dict(model=MODEL, src_ids=SRC.clone(), tgt_vocab=VOCAB,
+                                                          beam_size=2, alpha=0.6, max_len=3)),
+    "decoding.translate": lambda: (decoding.translate, dict(model=MODEL, sentence="the cat", src_vocab=VOCAB,
+                                                            tgt_vocab=VOCAB, beam_size=1, alpha=0.6, max_len=3)),
+    "decoding.check_translation_model": lambda: (decoding.check_translation_model, dict(
+        model=MODEL, src_vocab=VOCAB, tgt_vocab=VOCAB, need_source=True)),
+    "decoding.default_max_len": lambda: (decoding.default_max_len, dict(model=MODEL, src_len=3)),
+    "decoding.next_token_logits": lambda: (decoding.next_token_logits, dict(
+        model=MODEL, hidden=torch.randn(1, 2, 8), banned=[0, 1])),
+    "sampling.filter_logits": lambda: (sampling.filter_logits, dict(logits=torch.randn(2, 5), top_k=2, top_p=0.9)),
+    "sampling.tempered_logits": lambda: (sampling.tempered_logits, dict(logits=torch.randn(2, 5), temperature=0.5)),
+    "sampling.draw_next": lambda: (sampling.draw_next, dict(logits=torch.randn(2, 5), temperature=1.0, top_k=3,
+                                                            top_p=0.9, generator=torch.Generator().manual_seed(0))),
+    "sampling.sample_continuation": lambda: (sampling.sample_continuation, dict(
+        model=LM, prompt_ids=TGT.clone(), max_new_tokens=2, temperature=1.0, top_k=3, top_p=0.9,
+        generator=torch.Generator().manual_seed(0), eos_id=2, banned_ids=(3,), use_cache=True)),
+    "sampling.check_sampling_args": lambda: (sampling.check_sampling_args, dict(
+        temperature=1.0, top_k=3, top_p=0.9, generator=None, allow_greedy=False)),
+    "greedy_trace.trace_greedy": lambda: (greedy_trace.trace_greedy, dict(
+        model=MODEL, src_ids=SRC.clone(), itos=VOCAB.itos, **SPECIAL, top_k=3, pad_id=0)),
+    # text
+    "tokenization.Vocab": lambda: (Vocab, dict(tokens=list(WORDS))),
+    "tokenization.Vocab.build": lambda: (Vocab.build, dict(sentences=list(SENTENCES), min_freq=1)),
+    "tokenization.Vocab.encode": lambda: (VOCAB.encode, dict(sentence="the cat")),
+    "tokenization.Vocab.encode_with_unknowns": lambda: (VOCAB.encode_with_unknowns, dict(sentence="the cat")),
+    "tokenization.Vocab.decode": lambda: (VOCAB.decode, dict(ids=[4, 5, 2], stop_at_eos=True)),
+    "tokenization.Vocab.from_dict": lambda: (Vocab.from_dict, dict(data=VOCAB.to_dict())),
+    "tokenization.normalize_sentence": lambda: (tokenization.normalize_sentence, dict(text="The cat, sat.")),
+    "tokenization.learn_bpe": lambda: (tokenization.learn_bpe, dict(text=list(SENTENCES), n_merges=3,
+                                                                    end_of_word="</w>")),
+    "tokenization.bpe_trace": lambda: (tokenization.bpe_trace, dict(text="the cat sat", n_merges=2)),
+    "tokenization.BPETokenizer.learn": lambda: (tokenization.BPETokenizer.learn, dict(text=list(SENTENCES),
+                                                                                      n_merges=3)),
+    "tokenization.BPETokenizer.tokenize": lambda: (_bpe().tokenize, dict(sentence="the cat")),
+    "tokenization.BPETokenizer.tokenize_word": lambda: (_bpe().tokenize_word, dict(word="cat")),
+    "tokenization.BPETokenizer.detokenize": lambda: (_bpe().detokenize, dict(symbols=["c", "at</w>"])),
+    "tokenization.encode_pairs": lambda: (tokenization.encode_pairs, dict(pairs=list(PAIRS), src_vocab=VOCAB,
+                                                                          tgt_vocab=VOCAB)),
+    "tokenization.pad_sequences": lambda: (tokenization.pad_sequences, dict(sequences=[[4, 5], [6]], pad_id=0)),
+    "tokenization.collate": lambda: (tokenization.collate, dict(encoded=[([4, 5], [6]), ([7], [8, 9])],
+                                                                tgt_vocab=VOCAB)),
+    "tokenization.make_batches": lambda: (tokenization.make_batches, dict(
+        pairs=list(PAIRS), src_vocab=VOCAB, tgt_vocab=VOCAB, batch_size=1, shuffle=True, seed=0, by_length=False)),
+    "tokenization.Batch.to": lambda: (tokenization.make_batches(PAIRS, VOCAB, VOCAB, 2)[0].to, dict(device="cpu")),
+    "corpus.split_by_length": lambda: (corpus.split_by_length, dict(pairs=list(PAIRS), edges=[1, 3, 9])),
+    "corpus.make_corpus": lambda: (corpus.make_corpus, dict(seed=0, n_pairs=20, held_out=[("white", "car")],
+                                                            novel_per_combination=1)),
+    # language model, evaluation, analysis
+    "language_model.lm_batches": lambda: (language_model.lm_batches, dict(sentences=list(SENTENCES), vocab=VOCAB,
+                                                                          batch_size=1, shuffle=True, seed=0)),
+    "language_model.perplexity": lambda: (language_model.perplexity, dict(model=LM, sentences=list(SENTENCES),
+                                                                          vocab=VOCAB, batch_size=2)),
+    "language_model.next_token_entropy": lambda: (language_model.next_token_entropy, dict(
+        model=LM, sentences=list(SENTENCES), vocab=VOCAB, temperature=0.5, batch_size=2)),
+    "language_model.bigram_perplexity": lambda: (language_model.bigram_perplexity, dict(
+        train_sentences=list(SENTENCES), test_sentences=["the cat ran"], vocab=VOCAB, alpha=0.1)),
+    "language_model.sample_sentences": lambda: (language_model.sample_sentences, dict(
+        model=LM, vocab=VOCAB, n=2, max_new_tokens=3, temperature=1.0, top_k=3, top_p=0.9,
+        generator=torch.Generator().manual_seed(0))),
+    "evaluation.exact_match": lambda: (evaluation.exact_match, dict(hypotheses=["a b"], references=["a c"])),
+    "evaluation.bleu": lambda: (evaluation.bleu, dict(hypotheses=["the cat sat on"], references=["the cat sat on"])),
+    "evaluation.accuracy_by_length": lambda: (evaluation.accuracy_by_length, dict(
+        sources=["a b", "a b c d"], hypotheses=["x", "y"], references=["x", "z"], edges=[1, 3, 9])),
+    "evaluation.translate_batch": lambda: (evaluation.translate_batch, dict(
+        model=MODEL, sentences=list(SENTENCES), src_vocab=VOCAB, tgt_vocab=VOCAB, batch_size=1, beam_size=1,
+        alpha=0.6, max_len=3)),
+    "evaluation.evaluate_translation": lambda: (evaluation.evaluate_translation, dict(
+        model=MODEL, pairs=list(PAIRS), src_vocab=VOCAB, tgt_vocab=VOCAB, batch_size=2, beam_size=1, alpha=0.6)),
+    "analysis.nearest_words": lambda: (analysis.nearest_words, dict(vectors=_vectors(), vocab=VOCAB, word="cat",
+                                                                    k=3)),
+    "analysis.analogy": lambda: (analysis.analogy, dict(vectors=_vectors(), vocab=VOCAB, a="cat", b="dog", c="mat",
+                                                        k=3)),
+    "analysis.analogy_ranks": lambda: (analysis.analogy_ranks, dict(vectors=_vectors(), vocab=VOCAB,
+                                                                    pairs=[("cat", "dog"), ("mat", "sat")])),
+    "analysis.contextual_occurrences": lambda: (analysis.contextual_occurrences, dict(
+        model=MODEL, src_vocab=VOCAB, sentences=list(SENTENCES), word="the")),
+    "analysis.encoder_unit_activations": lambda: (analysis.encoder_unit_activations, dict(
+        model=MODEL, src_vocab=VOCAB, sentences=list(SENTENCES), layer=0)),
+    "analysis.prefix_corruption": lambda: (analysis.prefix_corruption, dict(
+        model=MODEL, pairs=list(PAIRS), src_vocab=VOCAB, tgt_vocab=VOCAB, position=1, seed=0)),
+    # capture, training
+    "capture.capture_attention": lambda: (capture.capture_attention, dict(
+        model=MODEL, src_ids=SRC.clone(), tgt_ids=TGT.clone(), src_vocab=VOCAB.itos, tgt_vocab=VOCAB.itos)),
+    "capture.capture_translation": lambda: (capture.capture_translation, dict(
+        model=MODEL, translation=TRANSLATION, src_vocab=VOCAB, tgt_vocab=VOCAB)),
+    "capture.capture_feed_forward": lambda: (capture.capture_feed_forward, dict(model=MODEL, src_ids=SRC.clone(),
+                                                                                tgt_ids=TGT.clone())),
+    "capture.AttentionMaps.bertviz_kwargs": lambda: (MAPS.bertviz_kwargs, dict(index=0)),
+    "training.label_smoothed_cross_entropy": lambda: (training.label_smoothed_cross_entropy, dict(
+        logits=torch.randn(3, 5), target=torch.tensor([1, 2, 3]), smoothing=0.1, pad_id=0, reduction="mean")),
+    "training.transformer_lr": lambda: (training.transformer_lr, dict(step=3, d_model=16, warmup=10, scale=1.0)),
+    "training.paper_adam": lambda: (training.paper_adam, dict(params=list(torch.nn.Linear(2, 2).parameters()),
+                                                              lr=1.0)),
+    "training.pick_device": lambda: (training.pick_device, dict(device="cpu")),
+    "browser.page.translation_payload": lambda: (live_explorers.translation_payload, dict(
+        translation=TRANSLATION, maps=capture.capture_translation(MODEL, TRANSLATION, VOCAB, VOCAB),
+        src_vocab=VOCAB, tgt_vocab=VOCAB, notes=["a note"])),
+    "html_embed.json_for_script": lambda: (html_embed.json_for_script, dict(value={"a": [1, "<b>"]})),
+    "html_embed.script_safe": lambda: (html_embed.script_safe, dict(source="var a = '<b>';")),
+    "checkpoint.state_dict_sha256": lambda: (checkpoint.state_dict_sha256, dict(
+        state_dict=torch.nn.Linear(2, 2).state_dict())),
+    # figures
+    "figures.attention.attention_figure": lambda: (attention_figures.attention_figure, dict(
+        maps=MAPS, kind="cross", layer=0, head=0, index=0)),
+    "figures.attention.attention_menu_figure": lambda: (attention_figures.attention_menu_figure, dict(maps=MAPS,
+                                                                                                      index=0)),
+    "figures.attention.head_statistics": lambda: (attention_figures.head_statistics, dict(maps=MAPS, index=0)),
+    "figures.attention.mask_figure": lambda: (attention_figures.mask_figure, dict(
+        mask=attention.causal_mask(3), queries=["a", "b", "c"], keys=["a", "b", "c"], title="mask")),
+    "figures.positions.similarity_by_offset": lambda: (positions.similarity_by_offset, dict(d_model=8,
+                                                                                           max_offset=5)),
+    "figures.positions.rope_scores": lambda: (positions.rope_scores, dict(d_head=4, positions=(0, 5), seed=0)),
+    "figures.positions.positional_encoding_figure": lambda: (positions.positional_encoding_figure, dict(
+        d_model=8, dims=(0, 3), positions=(0, 10))),
+    "figures.training.moving_average": lambda: (training_figures.moving_average, dict(values=[1.0, 2.0, 3.0],
+                                                                                      window=2)),
+    "figures.attention.attention_heads_menu_figure": lambda: (attention_figures.attention_heads_menu_figure, dict(
+        maps=MAPS, index=0)),
+    "figures.attention.scaling_figure": lambda: (attention_figures.scaling_figure, dict(
+        d_ks=[1, 4], measures={"panel": {"curve": [1.0, 2.0]}}, log_y=["panel"], title="t")),
+    "figures.attention.weights_side_by_side_figure": lambda: (attention_figures.weights_side_by_side_figure, dict(
+        weights={"a": torch.rand(2, 3)}, queries=["q", "r"], keys=["x", "y", "z"], title="t")),
+    "figures.architecture.architecture_blocks": lambda: (architecture.architecture_blocks, dict(
+        model=MODEL, src_len=3, tgt_len=2, batch=1)),
+    "figures.architecture.architecture_svg": lambda: (architecture.architecture_svg, dict(
+        blocks=architecture.architecture_blocks(MODEL, 3, 2), title="t")),
+    "figures.embeddings.embedding_scatter_figure": lambda: (embeddings_figures.embedding_scatter_figure, dict(
+        points=[[0.0, 1.0], [1.0, 0.0]], words=["a", "b"], groupings={"kind": ["x", None]}, title="t")),
+    "figures.embeddings.french_word_labels": lambda: (embeddings_figures.french_word_labels, dict(
+        words=["chat", "chien"])),
+    "figures.models.parameter_breakdown": lambda: (models_figures.parameter_breakdown, dict(config=CONFIG)),
+    "figures.models.parameter_breakdown_figure": lambda: (models_figures.parameter_breakdown_figure, dict(
+        presets=["small"])),
+    "figures.models.norm_placement_scales": lambda: (models_figures.norm_placement_scales, dict(
+        norm_first=True, n_layers=2, d_model=8, n_heads=2, d_ff=16, seq_len=3, batch=2, seed=0, n_seeds=1)),
+    "figures.models.norm_placement_figure": lambda: (models_figures.norm_placement_figure, dict(
+        n_layers=2, d_model=8, n_heads=2, d_ff=16, seq_len=3, batch=2, n_seeds=1)),
+    "figures.models.ablation_figure": lambda: (models_figures.ablation_figure, dict(curves={"a": [1.0, 2.0, 3.0]},
+                                                                                    window=2)),
+    "figures.positions.positional_waves_menu_figure": lambda: (positions.positional_waves_menu_figure, dict(
+        d_model=8, positions=(0, 10))),
+    "figures.positions.positional_encoding_menu_figure": lambda: (positions.positional_encoding_menu_figure, dict(
+        d_models=[8, 16], positions=(0, 10))),
+    "figures.positions.similarity_by_offset_figure": lambda: (positions.similarity_by_offset_figure, dict(
+        d_models=[8], max_offset=5)),
+    "figures.rnn.gradient_norm_figure": lambda: (rnn_figures.gradient_norm_figure, dict(
+        by_scale={0.5: [1.0, 0.5]}, fixed={"LSTM": [1.0, 0.9]})),
+    "figures.rnn.timing_figure": lambda: (rnn_figures.timing_figure, dict(lengths=[2, 4],
+                                                                          seconds={"rnn": [0.1, 0.2]})),
+    "figures.rnn.accuracy_by_length_figure": lambda: (rnn_figures.accuracy_by_length_figure, dict(
+        buckets={"rnn": evaluation.accuracy_by_length(["a b"], ["x"], ["x"], [1, 3])})),
+    "figures.training.learning_rate_figure": lambda: (training_figures.learning_rate_figure, dict(
+        d_model=16, warmups=[2, 4], steps=10, active=1)),
+    "figures.training.loss_curve_figure": lambda: (training_figures.loss_curve_figure, dict(
+        history=_history(), window=2, loss_name="loss")),
+    "training.TrainingHistory.first_reaching": lambda: (_history().first_reaching, dict(metric="exact", value=0.5)),
+    "analysis.UnitActivations.top_tokens": lambda: (_units().top_tokens, dict(unit=0, k=2)),
+    "analysis.UnitActivations.class_means": lambda: (_units().class_means, dict(
+        word_classes={w: "word" for w in WORDS})),
+    "attention.combine_masks": lambda: (attention.combine_masks, dict()),
+    "capture.keep_attention_weights": lambda: (lambda model: capture.keep_attention_weights(model).__enter__(),
+                                               dict(model=MODEL)),
+    "config.TransformerConfig.replace": lambda: (CONFIG.replace, dict(d_model=16, n_heads=4)),
+    "config.TransformerConfig.preset": lambda: (TransformerConfig.preset, dict(name="small", d_model=16)),
+    "decoder.check_memory": lambda: (decoder.check_memory, dict(memory=torch.randn(1, 4, 8), x=X.clone(),
+                                                                cross_attn=MHA)),
+    "decoding.max_decode_length": lambda: (decoding.max_decode_length, dict(model=MODEL)),
+    "decoding.check_decoding_args": lambda: (decoding.check_decoding_args, dict(
+        model=MODEL, src_ids=SRC.clone(), max_len=3, sos_id=1, eos_id=2, pad_id=0)),
+    "evaluation.EvaluationResult.by_length": lambda: (_evaluation().by_length, dict(edges=[1, 4, 9])),
+    "evaluation.compare_decodings": lambda: (evaluation.compare_decodings, dict(first=_evaluation(),
+                                                                                second=_evaluation())),
+    "language_model.ReadsTargetOnly": lambda: (language_model.ReadsTargetOnly, dict(model=LM)),
+    "language_model.ReadsTargetOnly.forward": lambda: (language_model.ReadsTargetOnly(LM), dict(
+        src=SRC.clone(), tgt_in=TGT.clone())),
+    "browser.page.live_explorer_html": lambda: (live_explorers.live_explorer_html, dict(
+        kind="positional", d_model=8, dims=[0, 3], positions=[0, 10])),
+    "models.DecoderOnlyCache": lambda: (models.DecoderOnlyCache, dict(caches=[multi_head_attention.KVCache()])),
+    "residual.without_residuals": lambda: (residual.without_residuals, dict(model=models.Transformer(CONFIG))),
+    "rnn.VanillaRNN": lambda: (rnn.VanillaRNN, dict(input_size=4, hidden_size=5, recurrent_scale=0.5)),
+    "rnn.VanillaRNN.forward": lambda: (rnn.VanillaRNN(4, 5), dict(x=torch.randn(1, 3, 4), h=torch.zeros(1, 5))),
+    "rnn.LSTM": lambda: (rnn.LSTM, dict(input_size=4, hidden_size=5, forget_bias=1.0)),
+    "rnn.LSTM.forward": lambda: (rnn.LSTM(4, 5), dict(x=torch.randn(1, 3, 4))),
+    "rnn.gradient_norms_through_time": lambda: (rnn.gradient_norms_through_time, dict(
+        model=rnn.VanillaRNN(4, 5), x=torch.randn(1, 3, 4))),
+    "rnn.GRUDecoderState.index_select": lambda: (rnn.GRUDecoderState(torch.zeros(1, 2, 8)).index_select, dict(
+        index=torch.tensor([0, 0]))),
+    "rnn.Seq2SeqGRU": lambda: (rnn.Seq2SeqGRU, dict(config=GRU_CONFIG)),
+    "rnn.Seq2SeqGRU.read_source": lambda: (GRU.read_source, dict(src_ids=SRC.clone())),
+    "rnn.Seq2SeqGRU.encode": lambda: (GRU.encode, dict(src_ids=SRC.clone())),
+    "rnn.Seq2SeqGRU.decode": lambda: (GRU.decode, dict(tgt_ids=TGT.clone(), memory=GRU.encode(SRC),
+                                                       src_ids=SRC.clone(), cache=GRU.new_cache())),
+    "rnn.Seq2SeqGRU.forward": lambda: (GRU, dict(src_ids=SRC.clone(), tgt_ids=TGT.clone())),
+    "rnn.Seq2SeqGRUAttention": lambda: (rnn.Seq2SeqGRUAttention, dict(config=GRU_CONFIG)),
+    "rnn.Seq2SeqGRUAttention.encode": lambda: (GRU_ATTENTION.encode, dict(src_ids=SRC.clone())),
+    "rnn.Seq2SeqGRUAttention.decode": lambda: (GRU_ATTENTION.decode, dict(
+        tgt_ids=TGT.clone(), memory=GRU_ATTENTION.encode(SRC), src_ids=SRC.clone(), cache=GRU_ATTENTION.new_cache())),
+    "rnn.Seq2SeqGRUAttention.attend": lambda: (GRU_ATTENTION.attend, dict(
+        tgt_ids=TGT.clone(), memory=GRU_ATTENTION.encode(SRC), src_ids=SRC.clone())),
+    "rnn.Seq2SeqGRUAttention.attention_map": lambda: (GRU_ATTENTION.attention_map, dict(src_ids=SRC.clone(),
+                                                                                        tgt_ids=TGT.clone())),
+    "tokenization.BPETokenizer": lambda: (tokenization.BPETokenizer, dict(
+        merges=tokenization.learn_bpe(SENTENCES, 2), end_of_word="</w>", alphabet=["a", "b"])),
+    "figures.display.div_id": lambda: (display.div_id, dict(content="abc", prefix="fig")),
+    "figures.display.rounded_numbers": lambda: (display.rounded_numbers, dict(value=[1.234567], digits=3)),
+}
+
+
+def _filled_cache() -> list:
+    cache = MODEL.new_cache()
+    memory = MODEL.encode(SRC)
+    MODEL.decode(TGT, memory, SRC, cache)
+    return cache
+
+
+def _filled_lm_cache() -> models.DecoderOnlyCache:
+    cache = LM.new_cache()
+    LM(SRC, cache)
+    return cache
+
+
+def _history() -> training.TrainingHistory:
+    history = training.TrainingHistory()
+    for step, loss in enumerate([3.0, 2.0, 1.5, 1.0], start=1):
+        history.steps.append(step)
+        history.losses.append(loss)
+        history.lrs.append(0.1)
+    history.evaluations.append({"step": 4, "exact": 0.6})
+    return history
+
+
+def _units() -> analysis.UnitActivations:
+    return analysis.encoder_unit_activations(MODEL, VOCAB, SENTENCES)
+
+
+def _evaluation() -> evaluation.EvaluationResult:
+    return evaluation.evaluate_translation(MODEL, PAIRS, VOCAB, VOCAB)
+
+
+def _bpe() -> tokenization.BPETokenizer:
+    return tokenization.BPETokenizer.learn(SENTENCES, 3)
+
+
+# Outside the sweep, each with its reason.
+RECORD = "a plain record (dataclass or exception): its fields are what the library wrote, not a reader's input"
+SLOW = "trains or evaluates a book-sized model (minutes): its arguments are tested in its own test file"
+EXEMPT_PREFIXES = {
+    "validation.": "the checks themselves: they report the name they are given (tests/test_bad_input_*.py)",
+    "pretrained.": "loads, trains or writes the shipped models: tests/test_pretrained*.py test its arguments",
+    "browser.explorers.": "widgets: every error becomes a message in the widget (tests/test_figures_explorers.py)",
+    "lexicon.": RECORD,
+    "grammar.": "the corpus grammar's internals, driven by make_corpus (tests/test_corpus.py)",
+    "torch_reference.": "copies weights between two modules the tests build themselves (tests/test_layers.py)",
+}
+
+
+def _exempt(name: str, value: object) -> str | None:
+    short = name.removeprefix("transformer_lib.")
+    for prefix, reason in EXEMPT_PREFIXES.items():
+        if short.startswith(prefix):
+            return reason
+    if inspect.isclass(value) and (hasattr(value, "__dataclass_fields__") or issubclass(value, Exception)):
+        return RECORD
+    if inspect.isclass(value) and issubclass(value, tuple) and hasattr(value, "_fields"):
+        return RECORD
+    owner = getattr(value, "__qualname__", "").split(".")[0]
+    if getattr(getattr(inspect.getmodule(value), owner, None), "_is_protocol", False):
+        return "a typing.Protocol: describes what decoding needs, nothing to call"
+    try:
+        parameters = [p for p in inspect.signature(value).parameters if p not in ("self", "cls")]
+    except (TypeError, ValueError):
+        parameters = []
+    if not parameters:
+        return "takes no argument"
+    return OTHER_EXEMPT.get(short)
+
+
+OTHER_EXEMPT = {
+    "language_model.train_language_model": SLOW,
+    "training.train": SLOW,
+    "training.warmup_scheduler": "wraps torch's LambdaLR around an optimizer; its numbers go to transformer_lr",
+    "measure.best_time": "times a callable the caller writes (tests/test_measure.py)",
+    "checkpoint.save_checkpoint": "writes files: tests/test_checkpoint.py tests its arguments",
+    "checkpoint.load_checkpoint": "reads files: tests/test_checkpoint.py tests its arguments",
+    "checkpoint.write_atomically": "writes files: tests/test_checkpoint.py",
+    "checkpoint.checkpoint_from_parts": "reads what load_checkpoint and load_shipped read: CheckpointError",
+    "checkpoint.check_dtypes": "reads what load_checkpoint and load_shipped read: CheckpointError",
+    "checkpoint.check_sha256": "compares two digests the library computed",
+    "browser_model.write_browser_model": "writes files: tests/test_live_model.py",
+    "browser_model.write_book_model": "writes files: tests/test_live_model.py",
+    "browser_model.read_weights": "reads files: tests/test_live_model.py",
+    "browser_model.browser_model_files": "tests/test_live_model.py",
+    "figures.bertviz.bertviz_head_view": "tests/test_figures_bertviz.py",
+    "figures.bertviz.bertviz_model_view": "tests/test_figures_bertviz.py",
+    "figures.display.show": "displays in a notebook",
+    "figures.display.figure_mimebundle": "takes plotly's own figure; tests/test_figures_display.py",
+    "figures.display.BookRenderer.to_mimebundle": "plotly's renderer interface",
+    "source.source_of": "tests/test_source.py",
+    "source.show_source": "tests/test_source.py",
+}
+
+
+def _entries() -> dict[str, tuple[object, str | None]]:
+    return {name.removeprefix("transformer_lib."): (value, _exempt(name, value))
+            for name, value in public_callables().items()}
+
+
+def test_every_public_callable_is_in_the_sweep():
+    missing = [name for name, (_, reason) in _entries().items() if reason is None and name not in CALLS]
+    assert not missing, f"give these a valid call in CALLS (or a reason in OTHER_EXEMPT): {missing}"
+    stale = [name for name in CALLS if name not in _entries()]
+    assert not stale, f"CALLS names callables that no longer exist: {stale}"
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_the_valid_call_works(name):
+    function, kwargs = CALLS[name]()
+    function(**kwargs)
+
+
+ARGUMENTS = [(name, argument) for name in sorted(CALLS) for argument in CALLS[name]()[1]]
+
+
+@pytest.mark.parametrize("name, argument", ARGUMENTS, ids=[f"{n}-{a}" for n, a in ARGUMENTS])
+@settings(max_examples=8, phases=[Phase.explicit, Phase.generate])  # no shrinking: each case is one value
+@given(data=st.data())
+def test_a_bad_argument_is_named(name, argument, data):
+    function, kwargs = CALLS[name]()
+    bad = data.draw(bad_values(kwargs[argument]), label=argument)
+    kwargs[argument] = bad
+    random.seed(0)
+    torch.manual_seed(0)
+    check_outcome(f"{name}({argument}={bad!r:.80})", lambda: function(**kwargs), [argument, *kwargs])
+
+
+def test_report_the_number_of_cases(capsys):
+    """Runs last in this file (pytest keeps the order): prints how many cases the sweep ran."""
+    with capsys.disabled():
+        print(f"\nbad-input sweep: {SWEEP_COUNT['cases']} cases over {len(ARGUMENTS)} arguments of "
+              f"{len(CALLS)} callables")
+    assert math.isfinite(SWEEP_COUNT["cases"])
