@@ -9,7 +9,10 @@ state into the notebook metadata, which is what lets the built book draw them wi
 The kernel sees ``TRANSFORMER_BOOK_BUILD=1``, so bertviz views load their libraries from the
 book's static folder instead of carrying them (``transformer_lib.figures.bertviz``).
 
-Re-running on unchanged code changes nothing: widget model ids (random per kernel) are renamed
+A chapter's set-up cell is written first (tools/notebook_setup.py) with the commit it runs from,
+which a reader's single notebook installs; the library must be committed (else this stops).
+
+Re-running on unchanged code changes nothing but that commit: widget model ids (random per kernel) are renamed
 to ids derived from the notebook's name and their order, and no timings are recorded.
 """
 
@@ -24,6 +27,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import notebook_setup  # tools/, beside this script
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,6 +106,8 @@ def final_progress_lines(nb: dict) -> dict:
 
 def execute(path: Path, timeout: int) -> int:
     nb = nbformat.read(path, as_version=4)
+    if notebook_setup.is_chapter(path):  # its set-up cell installs the commit these outputs come from
+        notebook_setup.updated(nb, notebook_setup.executed_commit())
     client = NotebookClient(
         nb, kernel_name="python3", timeout=timeout, store_widget_state=True, record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
