@@ -27,7 +27,9 @@ COPY_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "buil
 
 
 def run(*command: str | Path, **kwargs) -> subprocess.CompletedProcess:
-    """Run ``command``; on failure, an assertion with its output (pip's last lines say why)."""
+    """Run ``command`` (by default without the checkout on the path); on failure, an assertion with its
+    output (pip's last lines say why)."""
+    kwargs.setdefault("env", clean_env())
     result = subprocess.run([str(c) for c in command], capture_output=True, text=True, **kwargs)
     assert result.returncode == 0, f"{' '.join(map(str, command))} failed:\n{(result.stdout + result.stderr)[-4000:]}"
     return result
@@ -72,7 +74,10 @@ def python(venv: Path) -> Path:
 
 
 def uninstall(venv: Path) -> None:
+    """Take the package out of ``venv``, and check that it cannot be imported there any more."""
     run(python(venv), "-m", "pip", "uninstall", "--quiet", "--yes", "transformer_lib")
+    gone = "import importlib.util, sys; sys.exit(importlib.util.find_spec('transformer_lib') is not None)"
+    run(python(venv), "-c", gone, cwd=venv)
 
 
 def install(venv: Path, requirement: str | Path, *options: str) -> None:
