@@ -7,6 +7,13 @@ on any CUDA package. These machines cannot reach PyTorch's index (no retries: it
 find the CPU wheel in a local folder; on Binder the same pin comes from PyTorch's index. Either
 way, a pin that pulls the CUDA build (``torch==2.13.0`` without ``+cpu``) brings nvidia-* and
 triton into the report, and this test fails.
+
+What this proves: the pins are the intended ones, and pip can resolve the file into a set without
+CUDA and without conflicts. What it cannot prove, and only a launch on mybinder.org shows: that
+PyTorch's index serves ``torch==2.13.0+cpu`` (here a local wheel stands in for it), that repo2docker
+builds the image, and that Binder starts it. It installs and imports nothing either: that the
+installed libraries run the book is tests/test_jupyterlab.py's job (the wheel in an environment made
+from this file, every chapter in JupyterLab).
 """
 
 from __future__ import annotations

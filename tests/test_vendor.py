@@ -89,3 +89,19 @@ def test_every_figure_uses_traces_the_bundle_draws(notebook: Path):
 def test_the_chapters_show_plotly_figures():
     # the search above must not pass for want of finding anything
     assert sum(1 for notebook in NOTEBOOKS for _ in figures(json.loads(notebook.read_text()))) >= 10
+
+
+def test_the_package_carries_the_same_d3_and_jquery_as_the_book():
+    """bertviz's views in a live notebook read d3 and jQuery from the package (an installed wheel has
+    no book/ beside it); the built book serves its own copy from _static. One source: the same bytes."""
+    from transformer_lib.figures import bertviz
+
+    book = ROOT / "book" / "_static" / "vendor"
+    package = ROOT / "transformer_lib" / "browser" / "vendor"
+    assert str(bertviz.VENDOR) == str(package), "bertviz reads another folder than the package's"
+    for folder in ("d3", "jquery"):
+        names = sorted(p.name for p in (book / folder).iterdir())
+        assert names == sorted(p.name for p in (package / folder).iterdir()), folder
+        assert any("LICENSE" in name for name in names), f"{folder} has no licence"
+        for name in names:
+            assert (book / folder / name).read_bytes() == (package / folder / name).read_bytes(), f"{folder}/{name}"

@@ -14,7 +14,10 @@ A markdown cell's inline expressions (``{eval}`name```, the numbers the prose qu
 stored in the cell's ``user_expressions`` metadata, where JupyterLab (jupyterlab-myst) and the book
 (book/_ext/bound_prose.py) read them; an expression that fails stops the run.
 
-Re-running on unchanged code changes nothing: widget model ids (random per kernel) are renamed
+A chapter's set-up cell is written first (tools/notebook_setup.py) with the commit it runs from,
+which a reader's single notebook installs; the library must be committed (else this stops).
+
+Re-running on unchanged code changes nothing but that commit: widget model ids (random per kernel) are renamed
 to ids derived from the notebook's name and their order, and no timings are recorded.
 """
 
@@ -29,6 +32,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import notebook_setup  # tools/, beside this script
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
@@ -138,6 +142,8 @@ class ProseClient(NotebookClient):
 
 def execute(path: Path, timeout: int) -> int:
     nb = nbformat.read(path, as_version=4)
+    if notebook_setup.is_chapter(path):  # its set-up cell installs the commit these outputs come from
+        notebook_setup.updated(nb, notebook_setup.executed_commit())
     client = ProseClient(
         nb, kernel_name="python3", timeout=timeout, store_widget_state=True, record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},

@@ -18,7 +18,8 @@
 #   html-manager/  @jupyter-widgets/html-manager embed.js (renders saved ipywidgets state without a
 #                  kernel and without require.js; 1.x is the line for ipywidgets 8) and its icon fonts;
 #                  licence: the ipywidgets BSD-3-Clause LICENSE (same repository) + the bundle's notices.
-#   d3/, jquery/   what bertviz's views need (bertviz pins d3 5.7.0; jQuery 3 for its selectors).
+#   d3/, jquery/   what bertviz's views need (bertviz pins d3 5.7.0; jQuery 3 for its selectors); also
+#                  copied into transformer_lib/browser/vendor/ (package data, for a notebook run from the wheel).
 #   mathjax/       MathJax 3 tex-chtml.js (base and AMS TeX: what the book uses; a macro from another
 #                  extension would be autoloaded from mathjax/input/tex/extensions, which is not vendored,
 #                  and the browser test would report the 404)
@@ -90,6 +91,13 @@ EOF
 
 cp "$tmp/d3/package/dist/d3.min.js" "$tmp/d3/package/LICENSE" "$dest/d3/"
 cp "$tmp/jquery/package/dist/jquery.min.js" "$tmp/jquery/package/LICENSE.txt" "$dest/jquery/"
+# The same two inside the package, for a notebook running from an installed wheel (bertviz's views
+# there read them with importlib.resources); tests/test_vendor.py checks the copies are the same bytes.
+package_vendor=transformer_lib/browser/vendor
+rm -rf "$package_vendor/d3" "$package_vendor/jquery"
+mkdir -p "$package_vendor/d3" "$package_vendor/jquery"
+cp "$dest/d3/"* "$package_vendor/d3/"
+cp "$dest/jquery/"* "$package_vendor/jquery/"
 
 mj="$tmp/mathjax/package"
 cp "$mj/es5/tex-chtml.js" "$mj/LICENSE" "$dest/mathjax/"

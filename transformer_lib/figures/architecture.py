@@ -137,6 +137,8 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
     heights = {id(b): 30 + row_h * len(b.rows) for b in blocks}
     column_h = {side: sum(heights[id(b)] + gap for b in blocks if b.side == side) for side in x_of}
     height = head + max(column_h.values()) + 70
+    # Links as xlink:href: JupyterLab rewrites every relative <a href> of an output by assigning to
+    # its .href, which an SVG link does not allow ("Cannot set property href of SVGAElement").
     # Full width in a column as wide as the picture, down to MIN_WIDTH (at 12 px * 620/760 the text
     # is still readable); narrower than that (a phone), it scrolls sideways in its own box, which says so.
     # The title is the page's text above the picture, where it wraps on a phone (inside the SVG, centred
@@ -144,7 +146,7 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
     out = [f'<div class="tc-figure"><p class="tc-figure-title">{escape(title)}</p>'
            f'<p class="tc-scroll-cue">{escape(SCROLL_CUE)}</p>',
            f'<div class="tc-figure-scroll" role="region" tabindex="0" aria-label="{escape(title)} (scrolls sideways)">',
-           f'<svg xmlns="http://www.w3.org/2000/svg" width="100%" viewBox="0 0 {width} {height}" '
+           f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="100%" viewBox="0 0 {width} {height}" '
            f'style="display:block;min-width:{MIN_WIDTH}px;max-width:{width}px" role="group" '
            f'aria-labelledby="tc-architecture-title" font-family="sans-serif" font-size="12">',
            f'<title id="tc-architecture-title">{escape(title)}</title><desc>{escape(text_alternative(blocks))}</desc>',
@@ -165,12 +167,12 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
             out.append(f'<line x1="{mid}" y1="{y}" x2="{mid}" y2="{top + h}" stroke="#444" marker-end="url(#arrow)"/>')
             out.append(f'<text x="{mid + 6}" y="{y - gap / 2 + 4}" fill="#a33">{_fmt(block.shape_in)}</text>')
             fill = "#eef4fb" if side == "encoder" else "#fbf1e8"
-            out.append(f'<a href="{escape(block.link)}"><rect x="{x}" y="{top}" width="{column_w}" height="{h}" '
+            out.append(f'<a xlink:href="{escape(block.link)}"><rect x="{x}" y="{top}" width="{column_w}" height="{h}" '
                        f'rx="6" fill="{fill}" stroke="#345"/><text x="{mid}" y="{top + 19}" text-anchor="middle" '
                        f'font-weight="bold">{escape(block.title)}</text></a>')
             for i, (row, link) in enumerate(reversed(block.rows)):  # the first sub-layer sits at the bottom
                 ry = top + 26 + i * row_h
-                out.append(f'<a href="{escape(link)}"><rect x="{x + 20}" y="{ry}" width="{column_w - 40}" '
+                out.append(f'<a xlink:href="{escape(link)}"><rect x="{x + 20}" y="{ry}" width="{column_w - 40}" '
                            f'height="{row_h - 3}" fill="white" stroke="#99a"/><text x="{mid}" y="{ry + 12}" '
                            f'text-anchor="middle">{escape(row)}</text></a>')
                 if row == "cross-attention":
@@ -183,7 +185,7 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
             out.append(f'<line x1="{x + column_w / 2}" y1="{y}" x2="{x + column_w / 2}" y2="{y - 30}" stroke="#444"/>')
             out.append(f'<text x="{x + column_w / 2 - 6}" y="{y - 34}" text-anchor="end">memory</text>')
         else:
-            out.append(f'<a href="{SECTION_LINKS["softmax"]}"><text x="{x + column_w / 2}" y="{y - 30}" '
+            out.append(f'<a xlink:href="{SECTION_LINKS["softmax"]}"><text x="{x + column_w / 2}" y="{y - 30}" '
                        f'text-anchor="middle" font-weight="bold">softmax → next-token probabilities</text></a>')
     ex = x_of["encoder"] + column_w / 2
     for ry in cross_rows:  # the memory goes to every decoder layer's cross-attention

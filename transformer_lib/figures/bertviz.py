@@ -1,9 +1,10 @@
-"""bertviz's views of a model's attention, with their JavaScript libraries from the book's static folder.
+"""bertviz's views of a model's attention, with their JavaScript libraries carried by the book.
 
 bertviz's HTML loads require.js, d3 and jQuery from a CDN; the book has no network. Here its
 views are rewritten so that d3 and jQuery come from the book's ``_static/vendor`` folder in the
 built book, on first use (a button that says what it loads), and are carried inline in a live
-session (see ``bertviz_head_view``).
+session (see ``bertviz_head_view``), read from the package's own copy (``browser/vendor``, package
+data: an installed wheel has it, wherever it is installed).
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ import json
 import os
 import re
 from collections.abc import Callable
-from pathlib import Path
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 
 from IPython.display import HTML
 
@@ -22,8 +24,9 @@ from ..validation import check_choice
 from .display import div_id
 
 BOOK_BUILD_ENV = "TRANSFORMER_BOOK_BUILD"  # set by tools/execute_notebooks.py
-VENDOR = Path(__file__).resolve().parents[2] / "book" / "_static" / "vendor"
-_LIBRARIES = {"jQuery": "jquery/jquery.min.js", "d3": "d3/d3.min.js"}  # under _static/vendor/
+# The package's copy (the same bytes as the book's _static/vendor/d3 and jquery: tests/test_vendor.py).
+VENDOR: Traversable = files("transformer_lib") / "browser" / "vendor"
+_LIBRARIES = {"jQuery": "jquery/jquery.min.js", "d3": "d3/d3.min.js"}  # under VENDOR and _static/vendor/
 
 # In the built book, d3 and jQuery (LIBRARY_SIZE) are loaded only when the reader asks for the view:
 # a first visit to the page does not pay for them. The button says what it loads and how much.
@@ -136,10 +139,10 @@ def _bertviz_html(view: Callable[..., HTML], maps: AttentionMaps, index: int, as
         sources = {name: VENDOR / path for name, path in _LIBRARIES.items()}
         missing = [str(p) for p in sources.values() if not p.is_file()]
         if missing:
-            raise FileNotFoundError(f"bertviz: d3 and jQuery are read from the book's vendor folder; missing "
-                                    f"{', '.join(missing)} (run tools/vendor_assets.sh)")
-        loader = (_INLINE_LOADER.replace("JQUERY_SOURCE", sources["jQuery"].read_text())
-                  .replace("D3_SOURCE", sources["d3"].read_text()))
+            raise FileNotFoundError(f"bertviz: d3 and jQuery are package data of transformer_lib; missing "
+                                    f"{', '.join(missing)} (reinstall transformer_lib)")
+        loader = (_INLINE_LOADER.replace("JQUERY_SOURCE", sources["jQuery"].read_text(encoding="utf-8"))
+                  .replace("D3_SOURCE", sources["d3"].read_text(encoding="utf-8")))
     wrapped = f"""<script type="text/javascript">
 (function () {{
   var element = document.getElementById("{new_id}");

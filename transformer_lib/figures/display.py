@@ -2,9 +2,11 @@
 
 Figures leave the kernel through ``show`` (or the ``"transformer_book"`` plotly renderer
 that ``use_book_renderer`` installs) as two representations: the plotly mimetype, which
-JupyterLab draws with the plotly extension, and ``text/html`` that calls ``Plotly.newPlot``
-without embedding plotly.js, which the book draws with the one copy of plotly.js in its
-static folder. ``BOOK_TEMPLATE`` is the small plotly template every figure module uses.
+JupyterLab (Notebook 7, VS Code) draws with the plotly extension, and ``text/html`` that calls
+``Plotly.newPlot`` without embedding plotly.js, which the book draws with the one copy of plotly.js
+in its static folder. Where neither is there (Colab renders the HTML, in a frame of its own, and no
+plotly mimetype), the HTML loads plotly.js from plotly's CDN itself, once per frame, as plotly's own
+Colab renderer does. ``BOOK_TEMPLATE`` is the small plotly template every figure module uses.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections import Counter
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
+from plotly.io._utils import plotly_cdn_url
 from plotly.io.base_renderers import MimetypeRenderer
 
 from ..validation import check_instance, check_int
@@ -58,6 +61,15 @@ BOOK_TEMPLATE = go.layout.Template(
         margin=dict(l=60, r=30, t=90, b=50),
         hoverlabel=dict(font_size=13),
     )
+)
+
+# The HTML form draws at once where plotly.js is on the page (the book loads its bundle before any
+# figure); elsewhere (Colab) it first loads plotly.js, the version plotly's Python package writes
+# figures for, from plotly's CDN: one script element per frame, shared by the figures drawn in it.
+_DRAW_WHEN_PLOTLY_IS_THERE = (
+    '(function(draw){if(window.Plotly)return draw();var u="URL",s=document.querySelector(\'script[src="\'+u+\'"]\');'
+    'if(!s){s=document.createElement("script");s.src=u;document.head.appendChild(s);}'
+    's.addEventListener("load",draw);})(function(){DRAW});'
 )
 
 _shown: Counter[str] = Counter()  # how often each figure was shown: keeps div ids unique yet repeatable
@@ -125,6 +137,7 @@ def figure_mimebundle(fig: go.Figure | dict) -> dict[str, object]:
         fig_dict, include_plotlyjs=False, full_html=False, div_id=div_id(fig_json), validate=False,
         config=PLOTLY_CONFIG, default_height=f"{height}px" if height else "100%",
     )
+    page_html = _loading_plotly_where_missing(page_html)
     title = fig_dict.get("layout", {}).get("title", {})
     title_text = title.get("text", "") if isinstance(title, dict) else str(title)
     name = re.sub(r"\s+", " ", re.sub("<[^>]+>", " ", title_text)).strip() or "untitled"
@@ -133,6 +146,15 @@ def figure_mimebundle(fig: go.Figure | dict) -> dict[str, object]:
     # role="figure" keeps plotly's toolbar buttons inside it reachable.
     page_html = f'<div role="figure" aria-label="{html.escape(_accessible_name(fig_dict, name))}">{page_html}</div>'
     return {PLOTLY_MIMETYPE: json.loads(fig_json), "text/html": page_html, "text/plain": plain}
+
+
+def _loading_plotly_where_missing(page_html: str) -> str:
+    """plotly's HTML with its drawing script wrapped in ``_DRAW_WHEN_PLOTLY_IS_THERE``."""
+    match = re.search(r"<script[^>]*>(.*)</script>", page_html, flags=re.DOTALL)
+    if match is None or "Plotly.newPlot" not in match.group(1):
+        raise RuntimeError("plotly's HTML no longer has the one script this wraps; check plotly's version")
+    script = _DRAW_WHEN_PLOTLY_IS_THERE.replace("URL", plotly_cdn_url()).replace("DRAW", match.group(1).strip())
+    return page_html[: match.start(1)] + script + page_html[match.end(1):]
 
 
 def _axis_title(axis: object) -> str:
