@@ -3,6 +3,7 @@ computes, but that the text types in instead of binding (``{eval}``, ``transform
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -92,6 +93,13 @@ def code_numbers(nb: dict) -> set[str]:
     return found
 
 
+@functools.cache
+def _ledger_table() -> str:
+    from transformer_lib import paper
+
+    return paper.ledger_markdown()
+
+
 def typed_numbers(path: Path, nb: dict | None = None) -> list[Typed]:
     """Every number of a notebook's markdown that is typed in (not bound, allowed, or in a formula), that
     no code cell states (a setting, or a bound an assert checks), and that either a cell computes (it is
@@ -105,6 +113,9 @@ def typed_numbers(path: Path, nb: dict | None = None) -> list[Typed]:
         if cell["cell_type"] != "markdown":
             continue
         text = "".join(cell["source"])
+        # The paper ledger's table is the code's own (tests/test_paper.py asserts that the appendix shows
+        # exactly paper.ledger_markdown(), whose values are read from the library): bound, not typed.
+        text = text.replace(_ledger_table(), " " * len(_ledger_table()))
         for pattern in MASKED:
             text = pattern.sub(lambda m: " " * len(m.group()), text)
         for match in NUMBER.finditer(text):
