@@ -11,8 +11,8 @@ import json
 
 import plotly.graph_objects as go
 import pytest
-from transformer_lib.browser.page import live_explorer_html
 
+from transformer_lib.browser.page import live_explorer_html
 from transformer_lib.figures.bertviz import bertviz_head_view
 from transformer_lib.figures.display import figure_mimebundle
 from transformer_lib.html_embed import json_for_script, script_safe

@@ -146,7 +146,8 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
     out = [f'<div class="tc-figure"><p class="tc-figure-title">{escape(title)}</p>'
            f'<p class="tc-scroll-cue">{escape(SCROLL_CUE)}</p>',
            f'<div class="tc-figure-scroll" role="region" tabindex="0" aria-label="{escape(title)} (scrolls sideways)">',
-           f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="100%" viewBox="0 0 {width} {height}" '
+           '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+           f'width="100%" viewBox="0 0 {width} {height}" '
            f'style="display:block;min-width:{MIN_WIDTH}px;max-width:{width}px" role="group" '
            f'aria-labelledby="tc-architecture-title" font-family="sans-serif" font-size="12">',
            f'<title id="tc-architecture-title">{escape(title)}</title><desc>{escape(text_alternative(blocks))}</desc>',
