@@ -29,6 +29,7 @@ from transformer_lib.residual import layer_norm
 from transformer_lib.rnn import Seq2SeqGRUAttention, Seq2SeqGRUConfig
 from transformer_lib.sampling import sample_continuation
 from transformer_lib.tokenization import BPETokenizer, Vocab, collate, learn_bpe, pad_sequences
+from transformer_lib.train.data import TextData, global_batches, local_part
 from transformer_lib.training import TrainingHistory, batch_order, training_step
 
 from .bad_input import raises
@@ -164,8 +165,11 @@ def test_attention_with_zero_width_heads_is_refused_not_nan():
     (lambda: shown(None, ".2f"), TypeError, "spec"),
     (lambda: makes_sense(None), TypeError, "sentence"),
     (lambda: text_alternative(None), TypeError, "blocks"),
+    (lambda: TextData([("a", "b")], VOCAB).from_tokens(None), TypeError, "tokens"),
+    (lambda: local_part(_batch(), 2, 2), ValueError, "rank"),
+    (lambda: global_batches(TextData([("w1", "w2")], VOCAB), None, 0, 1), TypeError, "batch_size"),
 ], ids=["KVCache k", "KVCache v", "attention cache", "training_step model", "batch_order", "record", "ledger key",
-        "ledger str", "shown", "makes_sense", "text_alternative"])
+        "ledger str", "shown", "makes_sense", "text_alternative", "from_tokens", "local_part", "global_batches"])
 def test_arguments_of_the_merged_modules_are_named(call, error, name):
     raises(error, call, name)
 

@@ -56,6 +56,7 @@ from transformer_lib.figures import models as models_figures
 from transformer_lib.figures import rnn as rnn_figures
 from transformer_lib.figures import training as training_figures
 from transformer_lib.tokenization import Vocab
+from transformer_lib.train import data as train_data
 
 from .bad_input_sweep import SWEEP_COUNT, bad_values, check_outcome, public_callables
 
@@ -425,11 +426,22 @@ CALLS = {
         results=_ledger_results(), measure="exact_match", labels={"warmup": "warm-up"}, apart=["beam_search"])),
     "figures.architecture.text_alternative": lambda: (architecture.text_alternative, dict(
         blocks=architecture.architecture_blocks(MODEL, 3, 2))),
+    "train.data.TextData.to_tokens": lambda: (_text_data().to_tokens, dict(sentence="the cat sat")),
+    "train.data.TextData.from_tokens": lambda: (_text_data().from_tokens, dict(tokens=["the", "cat"])),
+    "train.data.generated_text": lambda: (train_data.generated_text, dict(seed=0, n_pairs=20)),
+    "train.data.global_batches": lambda: (train_data.global_batches, dict(data=_text_data(), batch_size=2, seed=0,
+                                                                          min_rows=1)),
+    "train.data.local_part": lambda: (train_data.local_part, dict(
+        batch=tokenization.collate([([4, 5], [6]), ([7], [8, 9])], VOCAB), rank=1, world_size=2)),
     "browser.model.browser_model_files": lambda: (browser_model.browser_model_files, dict(
         model=MODEL, src_vocab=VOCAB, tgt_vocab=VOCAB)),
 }
 
 FRENCH = "nous achetons nos grandes voitures"
+
+
+def _text_data() -> train_data.TextData:
+    return train_data.TextData(PAIRS, VOCAB)
 
 
 def _kv_cache() -> multi_head_attention.KVCache:
@@ -499,10 +511,10 @@ EXEMPT_PREFIXES = {
     "lexicon.": RECORD,
     "grammar.": "the corpus grammar's internals, driven by make_corpus (tests/test_corpus.py)",
     "torch_reference.": "copies weights between two modules the tests build themselves (tests/test_layers.py)",
-    "train.": "the torchrun command (python -m transformer_lib.train) and its internals: trains a model "
-              "(minutes, several processes); train.cli's parser checks every option before any of this runs, "
-              "and tests/test_distributed.py tests bad options and bad data files (exit 2, one line naming "
-              "the option, or the file and line)",
+    **{prefix: "the torchrun command (python -m transformer_lib.train): trains a model (minutes, several "
+                "processes); train.cli's parser checks every option before any of this runs, and "
+                "tests/test_distributed.py tests bad options (exit 2, one line naming the option)"
+       for prefix in ("train.cli.", "train.run.", "train.distributed.", "train.demo.")},
 }
 
 
@@ -545,6 +557,9 @@ OTHER_EXEMPT = {
     "multi_head_attention.LayerCaches": "list's own constructor (positional only): a list of caches; its "
                                         "index_select is in the sweep",
     "source.source_url": "tests/test_source.py",
+    **{f"train.data.{name}": "reads the command's data files: a bad file is a DataError naming the file and "
+                             "line (tests/test_distributed.py)"
+       for name in ("read_lines", "read_parallel", "load_vocab_file", "load_text")},
     "figures.bertviz.bertviz_head_view": "tests/test_figures_bertviz.py",
     "figures.bertviz.bertviz_model_view": "tests/test_figures_bertviz.py",
     "figures.display.show": "displays in a notebook",
