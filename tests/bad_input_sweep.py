@@ -31,6 +31,8 @@ def public_callables() -> dict[str, object]:
     of a public class, defined in a module of transformer_lib (imports from elsewhere are not counted)."""
     found = {}
     for info in pkgutil.walk_packages(transformer_lib.__path__, "transformer_lib."):
+        if info.name.endswith(".__main__"):  # runs its command when imported; what it calls is in the package
+            continue
         module = importlib.import_module(info.name)
         for name, value in vars(module).items():
             if name.startswith("_") or getattr(value, "__module__", None) != info.name:

@@ -11,19 +11,26 @@ from transformer_lib.capture import capture_attention
 from transformer_lib.checkpoint import load_checkpoint, save_checkpoint
 from transformer_lib.config import TransformerConfig
 from transformer_lib.corpus import make_corpus
+from transformer_lib.figures.architecture import text_alternative
 from transformer_lib.figures.attention import attention_figure
 from transformer_lib.greedy_trace import trace_greedy
 from transformer_lib.language_model import next_token_entropy, perplexity, sample_sentences
 from transformer_lib.models import DecoderOnlyTransformer, Transformer
+from transformer_lib.multi_head_attention import KVCache, MultiHeadAttention
+from transformer_lib.oracle import classify_sentence, makes_sense
+from transformer_lib.paper import ledger
 from transformer_lib.positional_encoding import (
     LearnedPositionalEmbedding,
     RotaryEmbedding,
     SinusoidalPositionalEncoding,
 )
+from transformer_lib.prose import shown
 from transformer_lib.residual import layer_norm
 from transformer_lib.rnn import Seq2SeqGRUAttention, Seq2SeqGRUConfig
 from transformer_lib.sampling import sample_continuation
-from transformer_lib.tokenization import BPETokenizer, Vocab, learn_bpe, pad_sequences
+from transformer_lib.tokenization import BPETokenizer, Vocab, collate, learn_bpe, pad_sequences
+from transformer_lib.train.data import TextData, global_batches, local_part
+from transformer_lib.training import TrainingHistory, batch_order, training_step
 
 from .bad_input import raises
 
@@ -141,3 +148,37 @@ def test_attention_with_zero_width_heads_is_refused_not_nan():
     empty = torch.randn(1, 2, 3, 0)
     raises(ValueError, lambda: scaled_dot_product_attention(empty, empty, empty), "query")
     assert not math.isnan(float(scaled_dot_product_attention(*[torch.randn(1, 2, 3, 1)] * 3)[0].sum()))
+
+
+# ----------------------------------------------------------------------------- found by the sweep after the merge
+@pytest.mark.parametrize("call, error, name", [
+    (lambda: KVCache(key=torch.zeros(1, 2, 3, 4), value=torch.zeros(1, 2, 3, 4)).update(
+        torch.zeros(1, 2, 1, 8), torch.zeros(1, 2, 1, 8)), ValueError, "k"),
+    (lambda: KVCache().update(torch.zeros(1, 2, 1, 4), None), TypeError, "v"),
+    (lambda: MultiHeadAttention(8, 2)(torch.randn(1, 3, 8), torch.randn(1, 3, 8), torch.randn(1, 3, 8), cache=3),
+     TypeError, "cache"),
+    (lambda: training_step(torch.nn.Linear(2, 2), _batch(), None, None, None), TypeError, "model"),
+    (lambda: batch_order(2.0, 0, 0), TypeError, "n_batches"),
+    (lambda: TrainingHistory().record(None, 1.0), TypeError, "result"),
+    (lambda: ledger(["data", "no such row"]), ValueError, "keys[1]"),
+    (lambda: ledger("data"), TypeError, "keys"),
+    (lambda: shown(None, ".2f"), TypeError, "spec"),
+    (lambda: makes_sense(None), TypeError, "sentence"),
+    (lambda: text_alternative(None), TypeError, "blocks"),
+    (lambda: TextData([("a", "b")], VOCAB).from_tokens(None), TypeError, "tokens"),
+    (lambda: local_part(_batch(), 2, 2), ValueError, "rank"),
+    (lambda: global_batches(TextData([("w1", "w2")], VOCAB), None, 0, 1), TypeError, "batch_size"),
+], ids=["KVCache k", "KVCache v", "attention cache", "training_step model", "batch_order", "record", "ledger key",
+        "ledger str", "shown", "makes_sense", "text_alternative", "from_tokens", "local_part", "global_batches"])
+def test_arguments_of_the_merged_modules_are_named(call, error, name):
+    raises(error, call, name)
+
+
+def test_a_str_of_training_sentences_is_refused_not_searched_for_substrings():
+    # "la table" is inside the str: ``in`` would have called the sentence memorised
+    raises(TypeError, lambda: classify_sentence("la table", "la table est rouge"), "training")
+    assert classify_sentence("la table", {"la table est rouge"}) != "memorised"
+
+
+def _batch():
+    return collate([([4, 5], [6])], VOCAB)

@@ -35,22 +35,28 @@ from transformer_lib import (
     language_model,
     models,
     multi_head_attention,
+    oracle,
+    paper,
     positional_encoding,
+    prose,
     residual,
     rnn,
     sampling,
     tokenization,
     training,
 )
+from transformer_lib.browser import model as browser_model
 from transformer_lib.browser import page as live_explorers
 from transformer_lib.config import TransformerConfig
 from transformer_lib.figures import architecture, display, positions
 from transformer_lib.figures import attention as attention_figures
 from transformer_lib.figures import embeddings as embeddings_figures
+from transformer_lib.figures import ledger as ledger_figures
 from transformer_lib.figures import models as models_figures
 from transformer_lib.figures import rnn as rnn_figures
 from transformer_lib.figures import training as training_figures
 from transformer_lib.tokenization import Vocab
+from transformer_lib.train import data as train_data
 
 from .bad_input_sweep import SWEEP_COUNT, bad_values, check_outcome, public_callables
 
@@ -277,7 +283,7 @@ CALLS = {
         maps=MAPS, kind="cross", layer=0, head=0, index=0)),
     "figures.attention.attention_menu_figure": lambda: (attention_figures.attention_menu_figure, dict(maps=MAPS,
                                                                                                       index=0)),
-    "figures.attention.head_statistics": lambda: (attention_figures.head_statistics, dict(maps=MAPS, index=0)),
+    "analysis.head_statistics": lambda: (analysis.head_statistics, dict(maps=MAPS, index=0)),
     "figures.attention.mask_figure": lambda: (attention_figures.mask_figure, dict(
         mask=attention.causal_mask(3), queries=["a", "b", "c"], keys=["a", "b", "c"], title="mask")),
     "figures.positions.similarity_by_offset": lambda: (positions.similarity_by_offset, dict(d_model=8,
@@ -301,10 +307,10 @@ CALLS = {
         points=[[0.0, 1.0], [1.0, 0.0]], words=["a", "b"], groupings={"kind": ["x", None]}, title="t")),
     "figures.embeddings.french_word_labels": lambda: (embeddings_figures.french_word_labels, dict(
         words=["chat", "chien"])),
-    "figures.models.parameter_breakdown": lambda: (models_figures.parameter_breakdown, dict(config=CONFIG)),
+    "models.parameter_breakdown": lambda: (models.parameter_breakdown, dict(config=CONFIG)),
     "figures.models.parameter_breakdown_figure": lambda: (models_figures.parameter_breakdown_figure, dict(
         presets=["small"])),
-    "figures.models.norm_placement_scales": lambda: (models_figures.norm_placement_scales, dict(
+    "analysis.norm_placement_scales": lambda: (analysis.norm_placement_scales, dict(
         norm_first=True, n_layers=2, d_model=8, n_heads=2, d_ff=16, seq_len=3, batch=2, seed=0, n_seeds=1)),
     "figures.models.norm_placement_figure": lambda: (models_figures.norm_placement_figure, dict(
         n_layers=2, d_model=8, n_heads=2, d_ff=16, seq_len=3, batch=2, n_seeds=1)),
@@ -376,7 +382,88 @@ CALLS = {
         merges=tokenization.learn_bpe(SENTENCES, 2), end_of_word="</w>", alphabet=["a", "b"])),
     "figures.display.div_id": lambda: (display.div_id, dict(content="abc", prefix="fig")),
     "figures.display.rounded_numbers": lambda: (display.rounded_numbers, dict(value=[1.234567], digits=3)),
+    # caches
+    "multi_head_attention.KVCache.update": lambda: (_kv_cache().update, dict(k=Q4.clone(), v=Q4.clone())),
+    "multi_head_attention.KVCache.index_select": lambda: (_kv_cache().index_select, dict(
+        index=torch.tensor([0, 0]))),
+    "multi_head_attention.LayerCaches.index_select": lambda: (
+        multi_head_attention.LayerCaches([_kv_cache(), _kv_cache()]).index_select, dict(index=torch.tensor([0, 0]))),
+    "decoder.DecoderLayerCache.index_select": lambda: (_filled_cache()[0].index_select, dict(
+        index=torch.tensor([0, 0]))),
+    "multi_head_attention.MultiHeadAttention.rotate": lambda: (
+        multi_head_attention.MultiHeadAttention(
+        8, 2, rotary=positional_encoding.RotaryEmbedding(4, 10)).rotate, dict(x=Q4.clone(), offset=1)),
+    "multi_head_attention.MultiHeadAttention.check_inputs": lambda: (MHA.check_inputs, dict(
+        query=X.clone(), key=X.clone(), value=X.clone(), cache=multi_head_attention.KVCache(), need_weights=False)),
+    # training pieces
+    "training.TrainingOptions.replace": lambda: (training.TrainingOptions(steps=2).replace, dict(
+        steps=3, epochs=1, time_budget_s=10.0, warmup=4, lr_scale=1.0, label_smoothing=0.1, clip_norm=1.0,
+        pad_id=0, seed=0, shuffle=True, device="cpu", eval_every=1, progress=False)),
+    "training.training_step": lambda: (training.training_step, _step_arguments()),
+    "training.batch_order": lambda: (training.batch_order, dict(n_batches=3, epoch=1, seed=0, shuffle=True)),
+    "training.TrainingHistory.record": lambda: (_history().record, dict(
+        result=training.StepResult(loss=1.0, grad_norm=0.5, lr=0.1, tokens=3), elapsed_s=0.5)),
+    "training.schedule_for": lambda: (training.schedule_for, dict(model=models.Transformer(CONFIG),
+                                                                  options=training.TrainingOptions(steps=1))),
+    # the grammar as an oracle, the paper's ledger, the prose's numbers
+    "oracle.parse_french": lambda: (oracle.parse_french, dict(sentence=FRENCH)),
+    "oracle.makes_sense": lambda: (oracle.makes_sense, dict(sentence=oracle.parse_french(FRENCH))),
+    "oracle.classify_sentence": lambda: (oracle.classify_sentence, dict(sentence=FRENCH, training=[FRENCH])),
+    "oracle.classify_error": lambda: (oracle.classify_error, dict(hypothesis="nous achetons nos grandes",
+                                                                  reference=FRENCH)),
+    "oracle.classify_errors": lambda: (oracle.classify_errors, dict(
+        errors=[("we buy our big cars", "nous achetons nos grandes", FRENCH)])),
+    "language_model.sample_shares": lambda: (language_model.sample_shares, dict(
+        drawn=[language_model.SampledSentence(FRENCH, True), language_model.SampledSentence("la", False)],
+        training=[FRENCH])),
+    "paper.row": lambda: (paper.row, dict(key=paper.LEDGER[0].key)),
+    "paper.ledger": lambda: (paper.ledger, dict(keys=[paper.LEDGER[0].key])),
+    "paper.Ledger": lambda: (paper.Ledger, dict(rows=paper.ledger([paper.LEDGER[0].key]).rows)),
+    "prose.Shown": lambda: (prose.Shown, dict(value=0.4912, spec=".2f")),
+    "prose.shown": lambda: (prose.shown, dict(value=0.4912, spec=".2f")),
+    "prose.expressions": lambda: (prose.expressions, dict(markdown="{eval}`x` and {eval}`y`")),
+    "figures.ledger.ledger_effects_figure": lambda: (ledger_figures.ledger_effects_figure, dict(
+        results=_ledger_results(), measure="exact_match", labels={"warmup": "warm-up"}, apart=["beam_search"])),
+    "figures.architecture.text_alternative": lambda: (architecture.text_alternative, dict(
+        blocks=architecture.architecture_blocks(MODEL, 3, 2))),
+    "train.data.TextData.to_tokens": lambda: (_text_data().to_tokens, dict(sentence="the cat sat")),
+    "train.data.TextData.from_tokens": lambda: (_text_data().from_tokens, dict(tokens=["the", "cat"])),
+    "train.data.generated_text": lambda: (train_data.generated_text, dict(seed=0, n_pairs=20)),
+    "train.data.global_batches": lambda: (train_data.global_batches, dict(data=_text_data(), batch_size=2, seed=0,
+                                                                          min_rows=1)),
+    "train.data.local_part": lambda: (train_data.local_part, dict(
+        batch=tokenization.collate([([4, 5], [6]), ([7], [8, 9])], VOCAB), rank=1, world_size=2)),
+    "browser.model.browser_model_files": lambda: (browser_model.browser_model_files, dict(
+        model=MODEL, src_vocab=VOCAB, tgt_vocab=VOCAB)),
 }
+
+FRENCH = "nous achetons nos grandes voitures"
+
+
+def _text_data() -> train_data.TextData:
+    return train_data.TextData(PAIRS, VOCAB)
+
+
+def _kv_cache() -> multi_head_attention.KVCache:
+    return multi_head_attention.KVCache(key=Q4.clone(), value=Q4.clone())
+
+
+def _step_arguments() -> dict:
+    model = models.Transformer(CONFIG)
+    options = training.TrainingOptions(steps=1)
+    optimizer, scheduler = training.schedule_for(model, options)
+    batch = tokenization.collate([([4, 5, 6], [4, 5]), ([7], [8, 9, 10])], VOCAB)
+    return dict(model=model, batch=batch, optimizer=optimizer, scheduler=scheduler, options=options,
+                token_total=None)
+
+
+def _ledger_results() -> dict:
+    runs = []
+    for seed, (base, warm) in enumerate([(0.8, 0.5), (0.7, 0.5)]):
+        runs.append({"variant": "book", "seed": seed, "exact_match": base, "bleu": 90.0, "valid_loss": 1.0,
+                     "beam_search": {"exact_match": base + 0.01, "bleu": 90.5}})
+        runs.append({"variant": "warmup", "seed": seed, "exact_match": warm, "bleu": 60.0, "valid_loss": 1.5})
+    return {"rows": {"book": {}, "warmup": {}, "beam_search": {}}, "runs": runs}
 
 
 def _filled_cache() -> list:
@@ -424,6 +511,10 @@ EXEMPT_PREFIXES = {
     "lexicon.": RECORD,
     "grammar.": "the corpus grammar's internals, driven by make_corpus (tests/test_corpus.py)",
     "torch_reference.": "copies weights between two modules the tests build themselves (tests/test_layers.py)",
+    **{prefix: "the torchrun command (python -m transformer_lib.train): trains a model (minutes, several "
+                "processes); train.cli's parser checks every option before any of this runs, and "
+                "tests/test_distributed.py tests bad options (exit 2, one line naming the option)"
+       for prefix in ("train.cli.", "train.run.", "train.distributed.", "train.demo.")},
 }
 
 
@@ -459,10 +550,16 @@ OTHER_EXEMPT = {
     "checkpoint.checkpoint_from_parts": "reads what load_checkpoint and load_shipped read: CheckpointError",
     "checkpoint.check_dtypes": "reads what load_checkpoint and load_shipped read: CheckpointError",
     "checkpoint.check_sha256": "compares two digests the library computed",
-    "browser_model.write_browser_model": "writes files: tests/test_live_model.py",
-    "browser_model.write_book_model": "writes files: tests/test_live_model.py",
-    "browser_model.read_weights": "reads files: tests/test_live_model.py",
-    "browser_model.browser_model_files": "tests/test_live_model.py",
+    "browser.model.write_browser_model": "writes files: tests/test_live_model.py",
+    "browser.model.write_book_model": "writes files: tests/test_live_model.py",
+    "browser.model.read_weights": "reads files: tests/test_live_model.py",
+    "browser.page.write_page_files": "writes files: tests/test_live_model.py",
+    "multi_head_attention.LayerCaches": "list's own constructor (positional only): a list of caches; its "
+                                        "index_select is in the sweep",
+    "source.source_url": "tests/test_source.py",
+    **{f"train.data.{name}": "reads the command's data files: a bad file is a DataError naming the file and "
+                             "line (tests/test_distributed.py)"
+       for name in ("read_lines", "read_parallel", "load_vocab_file", "load_text")},
     "figures.bertviz.bertviz_head_view": "tests/test_figures_bertviz.py",
     "figures.bertviz.bertviz_model_view": "tests/test_figures_bertviz.py",
     "figures.display.show": "displays in a notebook",
@@ -483,6 +580,8 @@ def test_every_public_callable_is_in_the_sweep():
     assert not missing, f"give these a valid call in CALLS (or a reason in OTHER_EXEMPT): {missing}"
     stale = [name for name in CALLS if name not in _entries()]
     assert not stale, f"CALLS names callables that no longer exist: {stale}"
+    stale_reasons = [name for name in OTHER_EXEMPT if name not in _entries()]
+    assert not stale_reasons, f"OTHER_EXEMPT names callables that no longer exist: {stale_reasons}"
 
 
 @pytest.mark.parametrize("name", sorted(CALLS))

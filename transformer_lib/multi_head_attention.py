@@ -21,6 +21,7 @@ from .validation import (
     check_bool,
     check_divisible,
     check_features,
+    check_instance,
     check_mask,
     check_ndim,
     check_positive_int,
@@ -58,6 +59,16 @@ class KVCache:
 
     def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Store the new keys and values (B, h, T_new, d_k); return all of them, (B, h, T_cached + T_new, d_k)."""
+        check_ndim("k", k, 4, "(batch, n_heads, seq_len, d_k)")
+        check_ndim("v", v, 4, "(batch, n_heads, seq_len, d_k)")
+        if v.shape != k.shape or v.dtype != k.dtype:
+            raise ValueError(f"v: expected shape {tuple(k.shape)} and dtype {k.dtype} like k, "
+                             f"got shape {tuple(v.shape)} and dtype {v.dtype}")
+        if self.grows and self.key is not None:
+            wanted = (self.key.shape[0], self.key.shape[1], self.key.shape[3])
+            if (k.shape[0], k.shape[1], k.shape[3]) != wanted or k.dtype != self.key.dtype:
+                raise ValueError(f"k: expected (batch, n_heads, d_k) = {wanted} and dtype {self.key.dtype} like the "
+                                 f"cached keys, got shape {tuple(k.shape)} and dtype {k.dtype}")
         if self.grows and self.key is not None:
             k = torch.cat([self.key, k], dim=2)
             v = torch.cat([self.value, v], dim=2)
@@ -161,6 +172,8 @@ class MultiHeadAttention(nn.Module):
         dtype = module_dtype(self.w_q.weight)
         check_features("query", query, self.d_model, dtype=dtype)
         check_bool("need_weights", need_weights)
+        if cache is not None:
+            check_instance("cache", cache, KVCache, "a KVCache or None")
         if cache is not None and cache.full:
             return
         check_features("key", key, self.d_model, dtype=dtype)

@@ -17,7 +17,7 @@ from itertools import product
 
 from .grammar import NounPhrase, PrepositionalPhrase, Sentence, render
 from .lexicon import ADJECTIVES, DETERMINERS, NOUNS, PREDICATE_PRONOUNS, PREPOSITIONS, PRONOUNS, VERBS, fits
-from .validation import check_sentence, check_token_list
+from .validation import check_instance, check_iterable, check_sentence, check_token_list
 
 ERROR_KINDS = ("dropped phrase", "agreement", "repetition", "copied phrase", "other")
 SENTENCE_KINDS = ("memorised", "new", "nonsense", "ungrammatical")
@@ -139,6 +139,7 @@ def _phrases(sentence: Sentence) -> list[NounPhrase]:
 def makes_sense(sentence: Sentence) -> bool:
     """Whether the grammar's sampler could draw ``sentence``: every adjective fits its noun, and the verb's
     subject and object and every preposition's object are of the kinds they take."""
+    check_instance("sentence", sentence, Sentence, "a grammar.Sentence (parse_french reads one)")
     verb = VERBS[sentence.verb]
     if any(not fits(a, p.noun) for p in _phrases(sentence) for a in p.adjectives):
         return False
@@ -161,6 +162,9 @@ def classify_sentence(sentence: str, training: Collection[str]) -> str:
     one, but the grammar makes it and its sampler could draw it), "nonsense" (the grammar's syntax and
     agreement, with a pairing the sampler never draws, like a table that drinks), or "ungrammatical"."""
     text = " ".join(check_sentence("sentence", sentence).split())
+    # a str is refused: ``in`` would find the sentence inside a longer one
+    if not isinstance(check_iterable("training", training, "a set or list of training sentences"), Collection):
+        raise TypeError(f"training: expected a set or list of training sentences, got {type(training).__name__}")
     if text in training:
         return "memorised"
     reading = parse_french(text)

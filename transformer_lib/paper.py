@@ -24,6 +24,7 @@ import torch
 
 from . import decoding, evaluation, positional_encoding, training
 from .pretrained import recipe
+from .validation import check_token_list
 
 # The paper's values for the switches, read by the benchmark (``None``: the paper has none).
 PAPER: dict[str, object] = {
@@ -307,12 +308,16 @@ LEDGER: tuple[Departure, ...] = (
 )
 
 
-def row(key: str) -> Departure:
-    """The ledger row named ``key``."""
+def _row(key: object, name: str) -> Departure:
     for departure in LEDGER:
         if departure.key == key:
             return departure
-    raise ValueError(f"key: expected one of {[d.key for d in LEDGER]}, got {key!r}")
+    raise ValueError(f"{name}: expected one of {[d.key for d in LEDGER]}, got {key!r:.60}")
+
+
+def row(key: str) -> Departure:
+    """The ledger row named ``key``."""
+    return _row(key, "key")
 
 
 class Ledger:
@@ -353,7 +358,9 @@ class Ledger:
 def ledger(keys: list[str] | None = None) -> Ledger:
     """The rows of ``LEDGER`` (all, or those named in ``keys``) with the book's values as the code
     has them now."""
-    rows = LEDGER if keys is None else [row(key) for key in keys]
+    if keys is not None:
+        keys = check_token_list("keys", keys, item="row key")
+    rows = LEDGER if keys is None else [_row(key, f"keys[{i}]") for i, key in enumerate(keys)]
     return Ledger([d.as_dict() for d in rows])
 
 

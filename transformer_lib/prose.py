@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from .validation import check_instance
+from .validation import check_instance, shorten
 
 EVAL_ROLE = re.compile(r"\{eval\}`([^`]+)`")  # the inline expressions of a markdown cell
 
@@ -28,7 +28,13 @@ class Shown:
 
     def __init__(self, value: object, spec: str = "") -> None:
         self.value = value
-        self.text = format(value, check_instance("spec", spec, str, "a format spec (str)"))
+        check_instance("spec", spec, str, "a format spec (str)")
+        try:
+            self.text = format(value, spec)
+        except (TypeError, ValueError) as error:  # named: format's own message names neither
+            kind = TypeError if isinstance(error, TypeError) else ValueError
+            raise kind(f"spec: {shorten(repr(spec))} cannot format a {type(value).__name__} "
+                       f"({shorten(str(error), 80)})") from None
 
     def __repr__(self) -> str:  # what jupyterlab-myst and the book show: no quotes
         return self.text
@@ -45,10 +51,7 @@ def shown(value: object, spec: str = "") -> Shown:
     >>> shown(0.4912, ".2f"), shown(0.0612, ".0%"), shown(7499.3, ",.0f")
     (0.49, 6%, 7,499)
     """
-    try:
-        return Shown(value, spec)
-    except ValueError as error:
-        raise ValueError(f"spec: {spec!r} cannot format a {type(value).__name__} ({error})") from None
+    return Shown(value, spec)
 
 
 def expressions(markdown: str) -> list[str]:

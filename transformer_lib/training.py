@@ -30,15 +30,18 @@ from typing import Protocol
 
 import torch
 from torch import Tensor, nn
-from torch.optim.lr_scheduler import LambdaLR
+from torch.optim.lr_scheduler import LambdaLR, LRScheduler
 from tqdm import tqdm  # a text bar: a widget bar would be a dead, unfocusable control in the static book
 
 from .validation import (
+    check_bool,
     check_choice,
     check_device,
     check_id_dtype,
     check_instance,
+    check_int,
     check_iterable,
+    check_module_call,
     check_ndim,
     check_number,
     check_positive_int,
@@ -251,6 +254,14 @@ def training_step(
     after DDP's averaging of gradients every process holds the gradient of the per-token mean over
     the global batch, the gradient one process would get on the whole batch.
     """
+    _check_batch(batch, "batch")
+    check_module_call("model", model, (batch.src, batch.tgt_in), "a model called as model(src, tgt_in) -> logits")
+    check_instance("optimizer", optimizer, torch.optim.Optimizer, "a torch.optim.Optimizer (schedule_for)")
+    check_instance("scheduler", scheduler, LRScheduler, "a torch learning-rate scheduler (schedule_for)")
+    check_instance("options", options, TrainingOptions, "a training.TrainingOptions")
+    if token_total is not None and not callable(token_total):
+        raise TypeError(f"token_total: expected a function of the token count or None, "
+                        f"got {type(token_total).__name__}")
     device = next(model.parameters()).device
     src, tgt_in, tgt_out = (t.to(device) for t in (batch.src, batch.tgt_in, batch.tgt_out))
     logits = model(src, tgt_in)  # (B, T, V)
@@ -272,6 +283,10 @@ def training_step(
 def batch_order(n_batches: int, epoch: int, seed: int, shuffle: bool = True) -> list[int]:
     """The order in which ``train`` serves ``n_batches`` batches in ``epoch``: a shuffle seeded by
     (seed, epoch), or the given order."""
+    check_int("n_batches", n_batches, minimum=0)
+    check_int("epoch", epoch, minimum=0)
+    check_int("seed", seed)
+    check_bool("shuffle", shuffle)
     order = list(range(n_batches))
     if shuffle:
         random.Random(seed * 1_000_003 + epoch).shuffle(order)
@@ -320,6 +335,8 @@ class TrainingHistory:
         return None
 
     def record(self, result: StepResult, elapsed_s: float) -> None:
+        check_instance("result", result, StepResult, "a StepResult (training_step)")
+        check_number("elapsed_s", elapsed_s, minimum=0.0)
         self.steps.append(len(self.steps) + 1)
         self.losses.append(result.loss)
         self.lrs.append(result.lr)
@@ -328,24 +345,29 @@ class TrainingHistory:
         self.tokens.append((self.tokens[-1] if self.tokens else 0) + result.tokens)
 
 
-def _check_batch(batch: object, index: int) -> None:
-    for name in ("src", "tgt_in", "tgt_out"):
-        if not isinstance(getattr(batch, name, None), Tensor):
+def _check_batch(batch: object, name: str, index: int | None = None) -> None:
+    """One batch, named ``name`` ("batch"; "batches" with ``index``: the index-th of them)."""
+    where = "" if index is None else f" at index {index}"
+    for part in ("src", "tgt_in", "tgt_out"):
+        if not isinstance(getattr(batch, part, None), Tensor):
             raise TypeError(
-                f"batches: expected objects with tensors .src, .tgt_in and .tgt_out, "
-                f"got {type(batch).__name__} at index {index} without a tensor .{name}"
+                f"{name}: expected {'an object' if index is None else 'objects'} with tensors .src, .tgt_in and "
+                f".tgt_out, "
+                f"got {type(batch).__name__}{where} without a tensor .{part}"
             )
     check_ndim("batch.src", batch.src, 2, "(batch, src_len)")
     check_ndim("batch.tgt_in", batch.tgt_in, 2, "(batch, tgt_len)")
     if batch.tgt_in.shape != batch.tgt_out.shape or batch.src.shape[0] != batch.tgt_in.shape[0]:
         raise ValueError(
-            f"batches: batch {index} has src {tuple(batch.src.shape)}, tgt_in {tuple(batch.tgt_in.shape)} and "
+            f"{name}: batch{where} has src {tuple(batch.src.shape)}, tgt_in {tuple(batch.tgt_in.shape)} and "
             f"tgt_out {tuple(batch.tgt_out.shape)}; expected tgt_in and tgt_out of one shape, one batch size"
         )
 
 
 def schedule_for(model: nn.Module, options: TrainingOptions) -> tuple[torch.optim.Adam, LambdaLR]:
     """The paper's Adam on ``model``'s parameters and its warm-up schedule (``d_model`` from ``model.config``)."""
+    check_instance("model", model, nn.Module, "a torch.nn.Module")
+    check_instance("options", options, TrainingOptions, "a training.TrainingOptions")
     d_model = getattr(getattr(model, "config", None), "d_model", None)
     if not isinstance(d_model, int):
         raise ValueError("model: expected a model with a .config.d_model (the schedule depends on it)")
@@ -441,7 +463,7 @@ def train(
     if not batches:
         raise ValueError("batches: expected at least one batch, got none")
     for i, batch in enumerate(batches):
-        _check_batch(batch, i)
+        _check_batch(batch, "batches", i)
 
     device = pick_device(options.device)
     torch.manual_seed(options.seed)

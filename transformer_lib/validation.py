@@ -29,6 +29,7 @@ What is accepted, everywhere:
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 from collections.abc import Sequence
@@ -143,6 +144,17 @@ def check_instance(name: str, value: object, cls: type | tuple[type, ...], what:
     if not isinstance(value, cls):
         raise TypeError(f"{name}: expected {what}, got {type(value).__name__}")
     return value
+
+
+def check_module_call(name: str, module: object, arguments: Sequence[object], what: str) -> None:
+    """``module`` is a ``torch.nn.Module`` whose ``forward`` takes ``arguments``: a model of another
+    kind (``nn.Linear`` where a seq2seq model is due) is named here, not by Python inside its forward."""
+    check_instance(name, module, torch.nn.Module, what)
+    try:
+        inspect.signature(module.forward).bind(*arguments)
+    except TypeError as error:
+        raise TypeError(f"{name}: expected {what}, got {type(module).__name__}, whose forward does not take "
+                        f"{len(arguments)} arguments ({error})") from None
 
 
 def check_choice(name: str, value: object, choices: Sequence[str]) -> str:

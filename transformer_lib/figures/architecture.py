@@ -124,14 +124,18 @@ def _fmt(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(n) for n in shape) + ")"
 
 
-def architecture_svg(blocks: list[Block], title: str = "The Transformer, from the library's modules") -> str:
-    """An SVG of ``blocks`` (from ``architecture_blocks``): two columns, bottom to top, shapes on
-    the arrows, every box and sub-layer a link; the encoder's output feeds each cross-attention."""
-    check_instance("title", title, str, "a str")
+def _check_blocks(blocks: object) -> None:
     if isinstance(blocks, str) or not isinstance(blocks, Sequence):
         raise TypeError(f"blocks: expected a list of Block from architecture_blocks, got {type(blocks).__name__}")
     if not blocks or not all(isinstance(b, Block) for b in blocks):
         raise ValueError("blocks: expected a non-empty list of Block from architecture_blocks")
+
+
+def architecture_svg(blocks: list[Block], title: str = "The Transformer, from the library's modules") -> str:
+    """An SVG of ``blocks`` (from ``architecture_blocks``): two columns, bottom to top, shapes on
+    the arrows, every box and sub-layer a link; the encoder's output feeds each cross-attention."""
+    check_instance("title", title, str, "a str")
+    _check_blocks(blocks)
     width, column_w, row_h, gap, head = 760, 300, 18, 46, 60
     x_of = {"encoder": 40, "decoder": 420}
     heights = {id(b): 30 + row_h * len(b.rows) for b in blocks}
@@ -198,6 +202,7 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
 
 def text_alternative(blocks: list[Block]) -> str:
     """The picture in words, for a screen reader: each column bottom to top, with its shapes."""
+    _check_blocks(blocks)
     sides = []
     for side in ("encoder", "decoder"):
         steps = [f"{b.title} {_fmt(b.shape_in)} to {_fmt(b.shape_out)}"

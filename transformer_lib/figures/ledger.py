@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 import plotly.graph_objects as go
 
-from ..validation import check_choice
+from ..validation import check_choice, check_instance, check_iterable, check_token_list
 from .display import BOOK_TEMPLATE, PALETTE
 
 MEASURE_TITLES = {
@@ -41,7 +41,8 @@ def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
         raise ValueError("results: expected the benchmark's JSON (a dict with 'rows' and 'runs'), "
                          f"got {type(results).__name__}")
     check_choice("measure", measure, list(MEASURE_TITLES))
-    labels = dict(labels or {})
+    labels = dict(check_instance("labels", {} if labels is None else labels, Mapping, "a dict of row key -> name"))
+    apart = check_token_list("apart", list(check_iterable("apart", apart, "a list of row keys")), item="row key")
     name, unit, scale = MEASURE_TITLES[measure]
     base = _runs_by_seed(results, "book", measure)
     apart = [k for k in apart if k in results["rows"]]

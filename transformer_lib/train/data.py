@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..tokenization import END_OF_WORD, Batch, BPETokenizer, Merge, Vocab, collate
+from ..validation import check_index, check_instance, check_int, check_positive_int, check_sentence, check_token_list
 
 VOCAB_FORMAT = "transformer_lib.train.vocab"
 
@@ -36,10 +37,12 @@ class TextData:
 
     def to_tokens(self, sentence: str) -> str:
         """A sentence as the model reads it: its sub-words, separated by spaces."""
+        check_sentence("sentence", sentence)
         return sentence if self.bpe is None else " ".join(self.bpe.tokenize(sentence))
 
     def from_tokens(self, tokens: list[str]) -> str:
         """The sentence that ``tokens`` spell (the inverse of ``to_tokens``)."""
+        check_token_list("tokens", tokens)
         return " ".join(tokens) if self.bpe is None else self.bpe.detokenize(tokens)
 
     def vocab_record(self) -> dict:
@@ -153,6 +156,10 @@ def global_batches(data: TextData, batch_size: int, seed: int, min_rows: int) ->
     """Every training pair, in global batches of ``batch_size`` pairs of similar length (as
     ``tokenization.make_batches(by_length=True)``), each of at least ``min_rows`` pairs: a last
     batch smaller than that joins the one before it, so that every process gets a row."""
+    check_instance("data", data, TextData, "a TextData (load_text or generated_text)")
+    check_positive_int("batch_size", batch_size)
+    check_int("seed", seed)
+    check_positive_int("min_rows", min_rows)
     encoded = [(data.vocab.encode(s), data.vocab.encode(t)) for s, t in data.pairs]
     rng = random.Random(seed)
     order = list(range(len(encoded)))
@@ -167,5 +174,8 @@ def global_batches(data: TextData, batch_size: int, seed: int, min_rows: int) ->
 def local_part(batch: Batch, rank: int, world_size: int) -> Batch:
     """This process's rows of a global batch: rows rank, rank + world_size, ... (its padding kept;
     padded positions count for nothing in the loss and are masked in attention)."""
+    check_instance("batch", batch, Batch, "a tokenization.Batch")
+    check_positive_int("world_size", world_size)
+    check_index("rank", rank, world_size, context=f" for world_size={world_size}")
     rows = slice(rank, None, world_size)
     return Batch(batch.src[rows], batch.tgt_in[rows], batch.tgt_out[rows], batch.pad_id)
