@@ -185,7 +185,9 @@ STATE_JS = f"""() => {{
     // jupyterlab-myst resolves neither {{cite}} (it reads no references.bib) nor {{ref}} to another
     // chapter: it shows their keys marked "Citation Not Found", "Cross Reference Not Found"
     unresolved: markdown.flatMap(m => [...m.querySelectorAll('[title$="Not Found"]')]).length,
-    citation_links: markdown.flatMap(m => [...m.querySelectorAll('a[href*="bibliography.md#"]')]).length,
+    // a citation (tools/citations.py): JupyterLab shows bibliography.md#key as .../bibliography.md?_xsrf=...#key
+    citation_links: markdown.flatMap(m => [...m.querySelectorAll('a')])
+      .filter(a => /bibliography\\.md[^#]*#./.test(a.getAttribute('href') || '')).length,
     dropdowns: markdown.flatMap(m => [...m.querySelectorAll('details')]).length,
     dropdowns_open: markdown.flatMap(m => [...m.querySelectorAll('details[open]')]).length,
     dropdown_sources: (text.match(/:::\\s*\\{{admonition\\}}|```\\{{admonition\\}}/g) || []).length,
