@@ -15,8 +15,10 @@ command; when the kernel is idle again, the page must show:
 * every plotly figure drawn (``.js-plotly-plot`` with its ``.main-svg``);
 * every ipywidgets view rendered, and no "Error displaying widget";
 * every bertviz view drawn (its SVG), and chapter 7 draws its two (head and model view);
-* MyST rendered by jupyterlab-myst: exercise solutions folded, no literal ``{cite}`` or ``{ref}``
-  (jupyterlab-myst cannot resolve citations: it shows their keys, counted in the report);
+* MyST rendered by jupyterlab-myst: exercise solutions folded, no literal ``{cite}`` or ``{ref}``,
+  nothing marked "not found" (jupyterlab-myst reads no references.bib: the chapters cite with
+  Markdown links written from it by tools/citations.py), and every citation link of the source
+  shown as a link;
 * no request for anything outside 127.0.0.1 (recorded, aborted and reported);
 * no uncaught exception and no console error (jupyterlab-myst logged one for each ``{ref}`` to
   another chapter, which it cannot resolve: the chapters link to each other with plain Markdown
@@ -180,9 +182,12 @@ STATE_JS = f"""() => {{
     bertviz: bertviz.length,
     bertviz_drawn: bertviz.filter(d => d.querySelector('svg')).length,
     raw_roles: (text.match(/\\{{(cite|ref|doc|numref|eval)\\}}`/g) || []).length,
-    // jupyterlab-myst resolves neither citations (references.bib) nor references to other chapters:
-    // it shows their keys marked "not found". Counted for the report; the book resolves them.
+    // jupyterlab-myst resolves neither {{cite}} (it reads no references.bib) nor {{ref}} to another
+    // chapter: it shows their keys marked "Citation Not Found", "Cross Reference Not Found"
     unresolved: markdown.flatMap(m => [...m.querySelectorAll('[title$="Not Found"]')]).length,
+    // a citation (tools/citations.py): JupyterLab shows bibliography.md#key as .../bibliography.md?_xsrf=...#key
+    citation_links: markdown.flatMap(m => [...m.querySelectorAll('a')])
+      .filter(a => /bibliography\\.md[^#]*#./.test(a.getAttribute('href') || '')).length,
     dropdowns: markdown.flatMap(m => [...m.querySelectorAll('details')]).length,
     dropdowns_open: markdown.flatMap(m => [...m.querySelectorAll('details[open]')]).length,
     dropdown_sources: (text.match(/:::\\s*\\{{admonition\\}}|```\\{{admonition\\}}/g) || []).length,
@@ -211,8 +216,13 @@ def open_and_run(page, url: str, token: str, chapter: str) -> float:
     return seconds
 
 
-def problems_in(state: dict, source_dropdowns: int) -> list[str]:
+def problems_in(state: dict, source_dropdowns: int, source_citations: int) -> list[str]:
     problems = [f"error output: {e}" for e in state["errors"]]
+    if state["unresolved"]:
+        problems.append(f"{state['unresolved']} citations or references shown 'not found' by jupyterlab-myst")
+    if state["citation_links"] != source_citations:
+        problems.append(f"citations: {source_citations} links to bibliography.md in the source, "
+                        f"{state['citation_links']} shown as links")
     if state["plots_drawn"] != state["plots"] or state["plots"] < state["plot_outputs"]:
         problems.append(f"plotly: {state['plot_outputs']} figure outputs, {state['plots']} plots, "
                         f"{state['plots_drawn']} drawn")
@@ -292,9 +302,10 @@ def test_chapters_run_in_jupyterlab(lab: str, browser) -> None:
         page.on("console", lambda msg, into=console: into.append(msg.text) if msg.type == "error" else None)
         source = (ROOT / "book" / chapter).read_text()
         source_dropdowns = len(re.findall(r":class: dropdown", source))
+        source_citations = len(re.findall(r"\]\(bibliography\.md#", source))
         seconds = open_and_run(page, url, token, chapter)
         state = page.evaluate(STATE_JS)
-        problems = problems_in(state, source_dropdowns)
+        problems = problems_in(state, source_dropdowns, source_citations)
         problems += [f"uncaught exception: {e}" for e in uncaught]
         problems += [f"console error: {m[:300]}" for m in console]
         if chapter == "04_attention.ipynb":
@@ -308,7 +319,7 @@ def test_chapters_run_in_jupyterlab(lab: str, browser) -> None:
             page.screenshot(path=str(SCREENSHOTS / f"jupyterlab_{chapter.removesuffix('.ipynb')}.png"))
         report.append(f"{chapter:32s} {seconds:6.1f} s  {state['plots']} plots, {state['views']} widget views, "
                       f"{state['bertviz']} bertviz, {state['dropdowns']} solutions folded, "
-                      f"{state['unresolved']} citations unresolved (shown by their keys)")
+                      f"{state['citation_links']} citation links, {state['unresolved']} 'not found'")
         if problems:
             failures[chapter] = problems
         shut_down_kernels(url, token)
