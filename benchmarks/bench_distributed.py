@@ -7,17 +7,20 @@ half of it, then average their gradients by all-reduce. The scaling efficiency i
 (steps/s on 2 processes) / (2 x steps/s on 1). The rates are measured between the first and the
 last progress line, so that start-up and the first (warm-up) steps are left out.
 
-Run alone: ``python benchmarks/bench_distributed.py [--quick] [--strategy ddp|fsdp]``.
+Run alone: ``python benchmarks/bench_distributed.py [--quick] [--strategy ddp|fsdp] [--json FILE]``;
+``--json book/data/bench_distributed.json`` writes what the performance appendix shows.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+from pathlib import Path
 
 import harness
 
@@ -60,18 +63,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer steps (a smoke run, noisier figures)")
     parser.add_argument("--strategy", choices=("ddp", "fsdp"), default="ddp")
+    parser.add_argument("--json", type=Path, help="also write the results here (the appendix reads them)")
     args = parser.parse_args()
+    load_before = [round(x, 2) for x in os.getloadavg()]
     print(f"host: {harness.cpu_model()}, {os.cpu_count()} cores; load average before: "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}; {args.strategy}, Gloo, one thread a process")
+          f"{' '.join(f'{x:.2f}' for x in load_before)}; {args.strategy}, Gloo, one thread a process")
     print(f"{'preset':>6} {'batch':>5} {'processes':>9} {'steps/s':>9} {'tokens/s':>10} {'efficiency':>10}")
+    rows = []
     for preset in ("book", "base"):
         one = measure(1, preset, args.quick, args.strategy)
         two = measure(2, preset, args.quick, args.strategy)
         batch = (QUICK if args.quick else SETTINGS)[preset][0]
         for processes, (steps_s, tokens_s) in ((1, one), (2, two)):
-            efficiency = f"{two[0] / (2 * one[0]):10.0%}" if processes == 2 else f"{'':>10}"
-            print(f"{preset:>6} {batch:>5} {processes:>9} {steps_s:9.3f} {tokens_s:10,.0f} {efficiency}")
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            efficiency = two[0] / (2 * one[0]) if processes == 2 else None
+            shown = f"{efficiency:10.0%}" if efficiency is not None else f"{'':>10}"
+            print(f"{preset:>6} {batch:>5} {processes:>9} {steps_s:9.3f} {tokens_s:10,.0f} {shown}")
+            rows.append({"preset": preset, "batch": batch, "processes": processes, "steps_per_second": steps_s,
+                         "tokens_per_second": tokens_s, "efficiency": efficiency})
+    load_after = [round(x, 2) for x in os.getloadavg()]
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in load_after)}")
+    if args.json is not None:
+        result = {"host": harness.cpu_model(), "cores": os.cpu_count(), "strategy": args.strategy,
+                  "quick": args.quick, "load_average_before": load_before, "load_average_after": load_after,
+                  "rows": rows}
+        args.json.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"wrote {args.json}")
 
 
 if __name__ == "__main__":

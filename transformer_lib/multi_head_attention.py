@@ -59,6 +59,14 @@ class KVCache:
 
     def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Store the new keys and values (B, h, T_new, d_k); return all of them, (B, h, T_cached + T_new, d_k)."""
+        self._check_new(k, v)
+        if self.grows and self.key is not None:
+            k = torch.cat([self.key, k], dim=2)
+            v = torch.cat([self.value, v], dim=2)
+        self.key, self.value = k, v
+        return k, v
+
+    def _check_new(self, k: Tensor, v: Tensor) -> None:
         check_ndim("k", k, 4, "(batch, n_heads, seq_len, d_k)")
         check_ndim("v", v, 4, "(batch, n_heads, seq_len, d_k)")
         if v.shape != k.shape or v.dtype != k.dtype:
@@ -69,11 +77,6 @@ class KVCache:
             if (k.shape[0], k.shape[1], k.shape[3]) != wanted or k.dtype != self.key.dtype:
                 raise ValueError(f"k: expected (batch, n_heads, d_k) = {wanted} and dtype {self.key.dtype} like the "
                                  f"cached keys, got shape {tuple(k.shape)} and dtype {k.dtype}")
-        if self.grows and self.key is not None:
-            k = torch.cat([self.key, k], dim=2)
-            v = torch.cat([self.value, v], dim=2)
-        self.key, self.value = k, v
-        return k, v
 
     def index_select(self, index: Tensor) -> None:
         """Keep rows ``index`` of the batch, in that order (beam search reorders its beams so)."""
