@@ -41,6 +41,7 @@ LINK_HOSTS = {
     "mybinder.org": "Binder, which runs the notebooks (the launch button, the intro)",
     "arxiv.org": "cited papers",
     "doi.org": "cited papers",
+    "statmt.org": "the WMT 2014 data, which the distributed-training appendix tells a reader to download",
     "www.sphinx-doc.org": "the theme's footer credit",
     "sphinx-doc.org": "the theme's footer credit",
     "jupyterbook.org": "the theme's footer credit",
