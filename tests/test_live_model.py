@@ -357,8 +357,10 @@ def test_the_positional_explorer_says_a_wrong_range_in_words_and_follows_a_resiz
         wide = page.evaluate("() => document.querySelector('.tc-live[data-explorer=\"positional\"]')"
                              ".tcExplorer.figure.layout.height")
         page.set_viewport_size({"width": 390, "height": 844})
-        page.wait_for_function("(h) => document.querySelector('.tc-live[data-explorer=\"positional\"]')"
-                               ".tcExplorer.figure.layout.height !== h", arg=wide, timeout=10_000)
+        # a number other than before: while plotly redraws, the layout can be read without its height
+        page.wait_for_function("(h) => { const v = document.querySelector('.tc-live[data-explorer=\"positional\"]')"
+                               ".tcExplorer.figure.layout.height; return typeof v === 'number' && v !== h; }",
+                               arg=wide, timeout=10_000)
         narrow = page.evaluate("() => document.querySelector('.tc-live[data-explorer=\"positional\"]')"
                                ".tcExplorer.figure.layout.height")
         still = explorer.locator(".tc-messages").inner_text()

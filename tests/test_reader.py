@@ -29,6 +29,8 @@ import re
 from pathlib import Path
 from urllib.parse import urlparse
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 from .book_browser import ROOT, html_pages, serve
 from .reader_checks import axe_violations, figure_problems, keyboard_problems
 from .test_browser import SCREENSHOTS, launched_browser
@@ -103,6 +105,26 @@ def open_page(browser, url: str, viewport: dict):
     return context, page
 
 
+# Every plotly figure as wide as its box again: a full-page screenshot resizes the viewport (the scroll
+# bar goes), and plotly redraws responsive figures only after its own debounced resize handler has run.
+SETTLED_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].every(p => {
+  const svg = p.querySelector('.main-svg');
+  return !svg || p.getBoundingClientRect().width === 0
+    || Math.abs(svg.getBoundingClientRect().width - p.getBoundingClientRect().width) < 1.5;
+})"""
+
+
+def screenshot(page, path: Path) -> None:
+    """A full-page screenshot, then the page as the reader has it: the figures laid out at the viewport's
+    width again (if one never settles, the figure checks that follow report it)."""
+    page.screenshot(path=str(path), full_page=True)
+    page.evaluate("window.dispatchEvent(new Event('resize'))")
+    try:
+        page.wait_for_function(SETTLED_JS, timeout=5_000, polling=100)
+    except PlaywrightTimeout:
+        pass
+
+
 def shot(name: str, kind: str) -> Path:
     path = SCREENSHOTS / f"{name.removesuffix('.html').replace('/', '__')}__{kind}.png"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -139,7 +161,7 @@ def test_reader_phone_keyboard_offline(site: Path) -> None:
                                  f"sliders, {figure['keys']} keyboard controls")
                 if not figure["name"]:
                     found.append(f"plotly figure {figure['id']} {figure['title']!r}: no accessible name")
-            page.screenshot(path=str(shot(name, "desktop")), full_page=True)  # before the checks scroll and focus
+            screenshot(page, shot(name, "desktop"))  # before the checks scroll and focus
             found += [f"axe, desktop: {v}" for v in axe_violations(page)]
             found += [f"desktop: {p}" for p in figure_problems(page) + keyboard_problems(page)]
             context.close()
@@ -147,7 +169,7 @@ def test_reader_phone_keyboard_offline(site: Path) -> None:
             width = page.evaluate(WIDTH_JS, PHONE["width"])
             if width["width"] > PHONE["width"]:
                 found.append(f"{width['width']} px wide on a {PHONE['width']} px phone: {width['wide']}")
-            page.screenshot(path=str(shot(name, "phone")), full_page=True)
+            screenshot(page, shot(name, "phone"))
             found += [f"axe, phone: {v}" for v in axe_violations(page)]
             found += [f"phone: {p}" for p in figure_problems(page) + keyboard_problems(page)]
             context.close()
