@@ -176,24 +176,22 @@
 
   // ------------------------------------------------------------------ the model
 
-  class Model {
+  // The one JS model core: the layers every model in the page is built from (the translator
+  // below, the language model in book-lm.js), each mirroring the library module named beside it.
+  // A manifest's weights are named as the model's state_dict.
+  class Core {
     constructor(manifest, buffer) {
       this.manifest = manifest;
       this.config = manifest.config;
       const floats = new Float32Array(buffer); // the file is little-endian float32, as every browser's typed arrays
       if (floats.length !== manifest.weights.floats) {
-        throw new Error(`book-model.bin: expected ${manifest.weights.floats} floats, got ${floats.length}`);
+        throw new Error(`${manifest.weights.file}: expected ${manifest.weights.floats} floats, got ${floats.length}`);
       }
       this.tensors = {};
       for (const [name, entry] of Object.entries(manifest.weights.tensors)) {
         const size = entry.shape.reduce((a, b) => a * b, 1);
         this.tensors[name] = floats.subarray(entry.offset, entry.offset + size);
       }
-      this.srcVocab = manifest.src_vocab;
-      this.tgtVocab = manifest.tgt_vocab;
-      this.srcIndex = new Map(this.srcVocab.map((token, i) => [token, i]));
-      this.ids = manifest.special_ids;
-      this.specials = new Set(manifest.tokenization.specials);
       const d = this.config.d_model;
       this.positions = [];
       for (let p = 0; p < this.config.max_len; p++) this.positions.push(sinusoidalRow(p, d));
@@ -201,24 +199,8 @@
 
     t(name) {
       const tensor = this.tensors[name];
-      if (!tensor) throw new Error(`book-model.json: no tensor ${name}`);
+      if (!tensor) throw new Error(`${this.manifest.weights.file}: no tensor ${name}`);
       return tensor;
-    }
-
-    // Vocab.encode_with_unknowns, with a special token typed as a word read as <unk>.
-    tokenize(text) {
-      const ids = [];
-      const unknown = [];
-      for (const w of words(text)) {
-        const id = this.specials.has(w) ? undefined : this.srcIndex.get(w);
-        if (id === undefined) {
-          unknown.push(w);
-          ids.push(this.ids.unk);
-        } else {
-          ids.push(id);
-        }
-      }
-      return { ids, unknown };
     }
 
     embed(prefix, id, pos) { // InputEmbedding: token * sqrt(d_model) + position (dropout is off)
@@ -292,6 +274,47 @@
       return { output: this.project(prefix, "w_o", concat), weights };
     }
 
+    // Causal self-attention for one new position with a cache of the past (a decoder's sub-layer):
+    // the key and value of y join the cache, and the query attends to everything cached.
+    cachedSelfAttention(prefix, y, cache) {
+      cache.keys.push(this.project(prefix, "w_k", y));
+      cache.values.push(this.project(prefix, "w_v", y));
+      return this.attendRow(prefix, this.project(prefix, "w_q", y), cache.keys, cache.values);
+    }
+
+    logits(x, prefix) { // the output projection (generator / lm_head): (d_model) -> (vocab)
+      const w = this.t(`${prefix}.weight`);
+      return linear(x, w, this.t(`${prefix}.bias`), w.length / this.config.d_model, this.config.d_model);
+    }
+  }
+
+  // The book's translator (models.Transformer): encoder, decoder with caches, greedy decoding.
+  class Model extends Core {
+    constructor(manifest, buffer) {
+      super(manifest, buffer);
+      this.srcVocab = manifest.src_vocab;
+      this.tgtVocab = manifest.tgt_vocab;
+      this.srcIndex = new Map(this.srcVocab.map((token, i) => [token, i]));
+      this.ids = manifest.special_ids;
+      this.specials = new Set(manifest.tokenization.specials);
+    }
+
+    // Vocab.encode_with_unknowns, with a special token typed as a word read as <unk>.
+    tokenize(text) {
+      const ids = [];
+      const unknown = [];
+      for (const w of words(text)) {
+        const id = this.specials.has(w) ? undefined : this.srcIndex.get(w);
+        if (id === undefined) {
+          unknown.push(w);
+          ids.push(this.ids.unk);
+        } else {
+          ids.push(id);
+        }
+      }
+      return { ids, unknown };
+    }
+
     encode(srcIds) { // Transformer.encode: (S) ids -> memory rows, and each layer's weights
       const cfg = this.config;
       let xs = srcIds.map((id, pos) => this.embed("src_embed", id, pos));
@@ -324,7 +347,7 @@
       for (let l = 0; l < this.config.n_decoder_layers; l++) {
         const p = `decoder.layers.${l}.cross_attn`;
         caches.push({
-          selfKeys: [], selfValues: [],
+          self: { keys: [], values: [] },
           crossKeys: memory.map((m) => this.project(p, "w_k", m)),
           crossValues: memory.map((m) => this.project(p, "w_v", m)),
         });
@@ -343,9 +366,7 @@
         const p = `decoder.layers.${l}`;
         const cache = caches[l];
         x = this.residual(`${p}.self_residual`, x, (y) => {
-          cache.selfKeys.push(this.project(`${p}.self_attn`, "w_k", y));
-          cache.selfValues.push(this.project(`${p}.self_attn`, "w_v", y));
-          const r = this.attendRow(`${p}.self_attn`, this.project(`${p}.self_attn`, "w_q", y), cache.selfKeys, cache.selfValues);
+          const r = this.cachedSelfAttention(`${p}.self_attn`, y, cache.self);
           selfRows.push(r.weights);
           return r.output;
         });
@@ -361,8 +382,7 @@
     }
 
     nextToken(x) { // decoding._next_logits + argmax: <pad> and <sos> are never a next token
-      const cfg = this.config;
-      const logits = linear(x, this.t("generator.weight"), this.t("generator.bias"), cfg.tgt_vocab_size, cfg.d_model);
+      const logits = this.logits(x, "generator");
       let best = -1;
       let bestValue = -Infinity;
       for (let i = 0; i < logits.length; i++) {
@@ -470,6 +490,7 @@
     loadMs: null,
     load,
     ReaderError,
+    Core, // the shared layers (book-lm.js builds the language model on them)
     Model, // the forward pass on a manifest and its weights, without fetching (tests run it in Node)
     theme,
     setTheme(value) { THEME = value; }, // for a page without one (the tests in Node)
