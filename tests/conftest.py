@@ -7,7 +7,7 @@ import torch
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from .book_browser import build_book
+from .book_browser import LAUNCH_ARGS, build_book, chromium_path
 
 # Property-based tests (tests/test_bad_input_*.py): small, repeatable, and writing nothing into the
 # repository (no example database; hypothesis's own cache goes to the temporary directory).
@@ -32,6 +32,26 @@ def one_torch_thread() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+@pytest.fixture(scope="package")
+def browser() -> Iterator:
+    """Debian's chromium through playwright, started once for every test of tests/ that opens a page;
+    without chromium, a failure (not a skip) saying why. It closes when tests/ is done, before nbval
+    runs the notebooks: between its calls, playwright's sync API marks an asyncio loop as running in
+    this thread, which the notebooks' kernel client could not share."""
+    try:
+        executable = chromium_path()
+    except RuntimeError as err:
+        pytest.fail(str(err))
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
+        try:
+            yield launched
+        finally:
+            launched.close()
 
 
 @pytest.fixture(scope="session")

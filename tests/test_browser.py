@@ -20,14 +20,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlparse
 
-import pytest
-
-from .book_browser import LAUNCH_ARGS, ROOT, chromium_path, html_pages, serve
+from .book_browser import ROOT, html_pages, serve
 
 SCREENSHOTS = ROOT / "screenshots"
 PAGE_TIMEOUT_MS = 60_000
@@ -75,23 +71,6 @@ def promised(html: str) -> dict[str, int]:
         "views": len(re.findall(r'<script type="application/vnd\.jupyter\.widget-view\+json">', html)),
         "bertviz": len(re.findall(r'<div id="bertviz-[0-9a-f-]+"', html)),
     }
-
-
-@contextmanager
-def launched_browser() -> Iterator:
-    """Debian's chromium through playwright; without chromium, a failure (not a skip) saying why."""
-    try:
-        executable = chromium_path()
-    except RuntimeError as err:
-        pytest.fail(str(err))
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 REDIRECT = re.compile(r'<meta http-equiv="Refresh" content="0; url=([^"]+)"', re.IGNORECASE)
@@ -162,12 +141,12 @@ def check_page(browser, url: str, html: str, screenshot: Path, redirect_html: st
     return {"state": state, "problems": problems, "loaded_before_use": loaded_before_use}
 
 
-def test_every_page_draws_offline(site: Path) -> None:
+def test_every_page_draws_offline(site: Path, browser) -> None:
     pages = html_pages(site)
     names = {p.relative_to(site).as_posix() for p in pages}
     assert {"book/intro.html", "book/06_encoder_decoder.html", "search.html", "genindex.html"} <= names
     reports = {}
-    with launched_browser() as browser, serve(site) as base:
+    with serve(site) as base:
         for path in pages:
             name = path.relative_to(site).as_posix()
             shot = SCREENSHOTS / (name.removesuffix(".html").replace("/", "__") + ".png")

@@ -127,7 +127,7 @@ def test_every_palette_colour_stands_out_from_white_by_3_to_1() -> None:
 # --- where the plotly mimetype is not rendered (Colab) -------------------------------------------
 
 
-def test_the_html_form_draws_with_the_pages_plotly_or_loads_plotlys_own_once() -> None:
+def test_the_html_form_draws_with_the_pages_plotly_or_loads_plotlys_own_once(browser) -> None:
     """In a real browser: on a page with plotly.js (the book) a figure draws and asks for nothing;
     in a frame without it (Colab's output frame), two figures draw after one request for the
     plotly.js of plotly's CDN that the installed plotly package names (served here from the book's
@@ -135,25 +135,23 @@ def test_the_html_form_draws_with_the_pages_plotly_or_loads_plotlys_own_once() -
     from plotly.io._utils import plotly_cdn_url
 
     from .book_browser import ROOT
-    from .test_browser import launched_browser
 
     bundle = (ROOT / "book" / "_static" / "vendor" / "plotly" / "plotly-book.min.js").read_text()
     figures = [figure_mimebundle(go.Figure(go.Bar(x=["a", "b"], y=[1, n]), layout=dict(height=300)))["text/html"]
                for n in (2, 3)]
-    with launched_browser() as browser:
-        for page_has_plotly in (True, False):
-            page = browser.new_page()
-            requests: list[str] = []
+    for page_has_plotly in (True, False):
+        page = browser.new_page()
+        requests: list[str] = []
 
-            def serve(route, _request=None, into=requests) -> None:
-                into.append(route.request.url)
-                route.fulfill(status=200, content_type="text/javascript", body=bundle)
+        def serve(route, _request=None, into=requests) -> None:
+            into.append(route.request.url)
+            route.fulfill(status=200, content_type="text/javascript", body=bundle)
 
-            page.route("https://**/*", serve)
-            head = f"<script>{bundle}</script>" if page_has_plotly else ""
-            page.set_content(f"<html><head>{head}</head><body>{''.join(figures)}</body></html>")
-            page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 2",
-                                   timeout=30_000)
-            assert page.evaluate("document.querySelectorAll('.js-plotly-plot').length") == 2
-            assert requests == ([] if page_has_plotly else [plotly_cdn_url()])
-            page.close()
+        page.route("https://**/*", serve)
+        head = f"<script>{bundle}</script>" if page_has_plotly else ""
+        page.set_content(f"<html><head>{head}</head><body>{''.join(figures)}</body></html>")
+        page.wait_for_function("document.querySelectorAll('.js-plotly-plot .main-svg').length >= 2",
+                               timeout=30_000)
+        assert page.evaluate("document.querySelectorAll('.js-plotly-plot').length") == 2
+        assert requests == ([] if page_has_plotly else [plotly_cdn_url()])
+        page.close()

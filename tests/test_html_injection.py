@@ -17,7 +17,6 @@ from transformer_lib.figures.bertviz import bertviz_head_view
 from transformer_lib.figures.display import figure_mimebundle
 from transformer_lib.html_embed import json_for_script, script_safe
 
-from .book_browser import LAUNCH_ARGS, chromium_path
 from .toy_translation import toy_maps, toy_model
 
 HOSTILE = [
@@ -59,28 +58,22 @@ def _page() -> tuple[str, list[dict]]:
     return page, settings
 
 
-def test_hostile_strings_do_not_break_the_page_in_chromium():
-    pytest.importorskip("playwright")
-    from playwright.sync_api import sync_playwright
-
+def test_hostile_strings_do_not_break_the_page_in_chromium(browser):
     page_html, settings = _page()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=LAUNCH_ARGS)
-        try:
-            page = browser.new_page()
-            page.route("**/*", lambda route: route.abort())  # offline: nothing may be fetched
-            page.set_content(page_html, wait_until="load")
-            markers = [f"after-explorer-{i}" for i in range(len(HOSTILE))] + ["after-figure", "after-bertviz", "end"]
-            present = page.evaluate("ids => ids.map(id => document.getElementById(id) !== null)", markers)
-            assert dict(zip(markers, present, strict=True)) == dict.fromkeys(markers, True)
-            states = page.evaluate(
-                "() => [...document.querySelectorAll('.tc-live-state')].map(s => JSON.parse(s.textContent))")
-            assert states == settings  # each explorer's JSON reads back exactly, hostile text included
-            fallbacks = page.evaluate("() => document.querySelectorAll('.tc-live-fallback').length")
-            assert fallbacks == len(HOSTILE)
-            assert page.evaluate("() => document.getElementById('injected') === null && !window.injected")
-            # bertviz drew its view with the hostile tokens as text
-            drawn = page.evaluate("() => [...document.querySelectorAll('svg text')].map(t => t.textContent)")
-            assert HOSTILE[0] in drawn and HOSTILE[1] in drawn
-        finally:
-            browser.close()
+    page = browser.new_page()
+    page.route("**/*", lambda route: route.abort())  # offline: nothing may be fetched
+    page.set_content(page_html, wait_until="load")
+    markers = [f"after-explorer-{i}" for i in range(len(HOSTILE))] + ["after-figure", "after-bertviz", "end"]
+    present = page.evaluate("ids => ids.map(id => document.getElementById(id) !== null)", markers)
+    assert dict(zip(markers, present, strict=True)) == dict.fromkeys(markers, True)
+    states = page.evaluate(
+        "() => [...document.querySelectorAll('.tc-live-state')].map(s => JSON.parse(s.textContent))")
+    assert states == settings  # each explorer's JSON reads back exactly, hostile text included
+    fallbacks = page.evaluate("() => document.querySelectorAll('.tc-live-fallback').length")
+    assert fallbacks == len(HOSTILE)
+    assert page.evaluate("() => document.getElementById('injected') === null && !window.injected")
+    # bertviz drew its view with the hostile tokens as text
+    drawn = page.evaluate("() => [...document.querySelectorAll('svg text')].map(t => t.textContent)")
+    assert HOSTILE[0] in drawn and HOSTILE[1] in drawn
+    page.close()
+

@@ -12,6 +12,9 @@ opened in Debian's chromium through playwright and run with JupyterLab's own "Ru
 command; when the kernel is idle again, the page must show:
 
 * no error output (the notebook model holds no ``error`` output, no stderr carries a traceback);
+* the outputs equal the stored ones, by nbval's rules (tests/stored_outputs.py): this run is the
+  notebooks' check on one thread with the machine's own CPU dispatch, so tools/test.sh does not
+  execute them a further time for it;
 * every plotly figure drawn (``.js-plotly-plot`` with its ``.main-svg``);
 * every ipywidgets view rendered, and no "Error displaying widget";
 * every bertviz view drawn (its SVG), and chapter 7 draws its two (head and model view);
@@ -47,9 +50,8 @@ from urllib.parse import urlparse
 
 import pytest
 
-from . import reader_env
+from . import reader_env, stored_outputs
 from .book_browser import ROOT
-from .test_browser import launched_browser
 
 SCREENSHOTS = ROOT / "screenshots"
 # Every chapter; JUPYTERLAB_TEST_CHAPTERS="04_attention.ipynb ..." runs only those (while debugging).
@@ -130,12 +132,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         log.close()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    with launched_browser() as launched:
-        yield launched
-
-
 # The notebook in the main area, through the app JupyterLab exposes (expose_app_in_browser).
 NOTEBOOK_JS = "window.jupyterapp.shell.currentWidget"
 KERNEL_READY_JS = f"""(path) => {{
@@ -153,6 +149,9 @@ DONE_JS = f"""() => {{
   return kernel.status === 'idle' && (failed || cells.every(c => c.model.executionCount !== null))
     && ![...document.querySelectorAll('.jp-InputArea-prompt')].some(p => p.textContent.includes('*'));
 }}"""
+# Every code cell as nbformat JSON, with what this run computed: compared with the stored outputs.
+CELLS_JS = f"""() => {NOTEBOOK_JS}.content.widgets.filter(c => c.model.type === 'code')
+  .map(c => c.model.sharedModel.toJSON())"""
 STATE_JS = f"""() => {{
   const nb = {NOTEBOOK_JS};
   const outputs = nb.content.widgets.filter(c => c.model.type === 'code')
@@ -306,6 +305,7 @@ def test_chapters_run_in_jupyterlab(lab: str, browser) -> None:
         seconds = open_and_run(page, url, token, chapter)
         state = page.evaluate(STATE_JS)
         problems = problems_in(state, source_dropdowns, source_citations)
+        problems += stored_outputs.differences(ROOT / "book" / chapter, page.evaluate(CELLS_JS))
         problems += [f"uncaught exception: {e}" for e in uncaught]
         problems += [f"console error: {m[:300]}" for m in console]
         if chapter == "04_attention.ipynb":

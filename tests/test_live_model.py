@@ -32,7 +32,6 @@ from transformer_lib.pretrained import book_corpus, book_model
 from transformer_lib.tokenization import normalize_sentence
 
 from .book_browser import live_test_page, serve
-from .test_browser import launched_browser
 
 N_SENTENCES = 25
 TOLERANCE = 1e-4
@@ -43,12 +42,6 @@ KINDS = ("encoder_self", "decoder_self", "cross")
 @pytest.fixture(scope="module")
 def checkpoint():
     return book_model()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    with launched_browser() as b:
-        yield b
 
 
 @pytest.fixture(scope="module")

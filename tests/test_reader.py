@@ -33,7 +33,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from .book_browser import ROOT, html_pages, serve
 from .reader_checks import axe_violations, figure_problems, keyboard_problems
-from .test_browser import SCREENSHOTS, launched_browser
+from .test_browser import SCREENSHOTS
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1366, "height": 900}
@@ -131,10 +131,10 @@ def shot(name: str, kind: str) -> Path:
     return path
 
 
-def test_reader_phone_keyboard_offline(site: Path) -> None:
+def test_reader_phone_keyboard_offline(site: Path, browser) -> None:
     problems: dict[str, list[str]] = {}
     external: dict[str, set[str]] = {}
-    with launched_browser() as browser, serve(site) as base:
+    with serve(site) as base:
         for path in html_pages(site):
             name = path.relative_to(site).as_posix()
             if "Refresh" in path.read_text()[:2000]:  # index.html only forwards to the first chapter
@@ -186,10 +186,10 @@ MENU_STATE_JS = """(id) => {
 }"""
 
 
-def test_a_plotly_menu_and_its_select_move_together(site: Path) -> None:
+def test_a_plotly_menu_and_its_select_move_together(site: Path, browser) -> None:
     """The keyboard's <select> drives plotly's own menu, and plotly's menu, used with the mouse,
     moves the <select> along: both always show the same choice (chapter 4's first menu figure)."""
-    with launched_browser() as browser, serve(site) as base:
+    with serve(site) as base:
         context, page = open_page(browser, base + "book/04_attention.html", DESKTOP)
         figure = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
           .find(p => (p.layout.updatemenus || []).length && (p.layout.updatemenus[0].buttons || []).length > 2).id""")

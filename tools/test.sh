@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Runs every test: the library's unit tests and, with nbval, every committed notebook; the
-# browser test (tests/test_browser.py) builds the book and opens it in chromium.
-# Does its own set-up (tools/setup-venv.sh, tools/setup-browser.sh). Extra arguments go to pytest.
+# browser tests build the book once and open it in chromium; tests/test_jupyterlab.py runs every
+# chapter in JupyterLab from the installed wheel, on one thread, and compares its outputs with the
+# stored ones. Does its own set-up (tools/setup-venv.sh, tools/setup-browser.sh). Extra arguments
+# go to pytest. At the end it prints where the time went (tools/ci_durations.py), so that growth is seen.
 #
 #   bash tools/test.sh                  # all tests
-#   bash tools/test.sh --portability    # all tests, then the notebooks again as another CPU would run
-#                                       # them, two runs side by side: on one thread (OMP_NUM_THREADS=1), and
-#                                       # on one thread with the CPU dispatch lowered (ATEN_CPU_CAPABILITY=default);
-#                                       # .ci/run uses this
+#   bash tools/test.sh --portability    # all tests, and the notebooks once more as another CPU would run
+#                                       # them: on one thread with the CPU dispatch lowered
+#                                       # (ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1); .ci/run uses this
 set -euo pipefail
 cd "$(dirname "$0")/.."
 portability=0
@@ -15,29 +16,53 @@ if [ "${1:-}" = "--portability" ]; then
   portability=1
   shift
 fi
+started=$(date +%s)
 bash tools/setup-venv.sh
 bash tools/setup-browser.sh
 venv="${VENV_DIR:-.venv}"
+logs="$(mktemp -d)"
+echo "setup $(( $(date +%s) - started ))" > "$logs/phases"
 "$venv/bin/ruff" check .
-"$venv/bin/python" -m pytest "$@"
+
+lowered=""
 if [ "$portability" = 1 ]; then
-  # The stored outputs were computed on one machine with two threads; these two runs change what
-  # differs between machines (the vector instructions torch uses, the number of threads), so that
-  # an output which depends on them fails here rather than on a reader's machine. Both run on one
-  # thread, side by side (one core each): the first also lowers the CPU dispatch.
-  logs="$(mktemp -d)"
-  echo "== notebooks with ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1, and with OMP_NUM_THREADS=1, side by side"
-  ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest book -p no:cacheprovider "$@" \
-    >"$logs/default-isa.log" 2>&1 &
+  # The stored outputs were computed on one machine with two threads (the main run below checks
+  # them so). Another machine differs in its vector instructions and its number of threads: this run
+  # changes both (one thread, the lowest CPU dispatch), so that an output which depends on them fails
+  # here rather than on a reader's machine. One thread with the machine's own dispatch is checked by
+  # the JupyterLab run (tests/test_jupyterlab.py compares its outputs by nbval's rules) for the
+  # chapters; the appendices, which it does not open, get that run here. This lane runs beside the
+  # main run, on the other core.
+  appendices=$(ls book/*.ipynb | grep -v '^book/[0-9][0-9]_' || true)
+  (
+    lane_start=$(date +%s)
+    status=0
+    ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest book -p no:cacheprovider \
+      --junitxml="$logs/default-isa.xml" "$@" >"$logs/default-isa.log" 2>&1 || status=1
+    echo "notebooks-default-isa-one-thread $(( $(date +%s) - lane_start ))" >> "$logs/phases"
+    if [ -n "$appendices" ]; then
+      lane_start=$(date +%s)
+      # shellcheck disable=SC2086  # one argument per appendix
+      OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest $appendices -p no:cacheprovider \
+        --junitxml="$logs/one-thread.xml" "$@" >"$logs/one-thread.log" 2>&1 || status=1
+      echo "appendices-one-thread $(( $(date +%s) - lane_start ))" >> "$logs/phases"
+    fi
+    exit "$status"
+  ) &
   lowered=$!
-  OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest book -p no:cacheprovider "$@" >"$logs/one-thread.log" 2>&1 &
-  one_thread=$!
-  status=0
+fi
+
+main_start=$(date +%s)
+status=0
+"$venv/bin/python" -m pytest --junitxml="$logs/main.xml" "$@" || status=1
+echo "main-run $(( $(date +%s) - main_start ))" >> "$logs/phases"
+if [ -n "$lowered" ]; then
   wait "$lowered" || status=1
   echo "== notebooks with ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1"
   cat "$logs/default-isa.log"
-  wait "$one_thread" || status=1
-  echo "== notebooks with OMP_NUM_THREADS=1"
-  cat "$logs/one-thread.log"
-  exit "$status"
+  echo "== appendices with OMP_NUM_THREADS=1"
+  cat "$logs/one-thread.log" 2>/dev/null || true
 fi
+echo "total $(( $(date +%s) - started ))" >> "$logs/phases"
+"$venv/bin/python" tools/ci_durations.py "$logs" || true
+exit "$status"
