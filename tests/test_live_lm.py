@@ -1,0 +1,241 @@
+"""Chapter 8's language model in the page (``static/book-lm.js``) against the library, in Node.
+
+The page's model is the shipped ``book_lm`` as the build writes it (``browser.model.write_book_lm``),
+run by ``book-lm.js`` on ``book-model.js``'s model core, in float64 on the float32 weights; the
+library's reference is the same weights in float64 (chapter 8's precision):
+
+* ``bookLM.next``'s ``probs`` equal ``language_model.next_word_probs`` (the distribution
+  ``sample_sentences`` draws from) within 1e-5 over a grid of temperature x top-k x top-p, with the
+  same kept tokens (ties and the token that crosses the top-p mass included), and its attention maps
+  equal ``capture.capture_attention``'s;
+* greedy continuations (temperature 0, and top-k 1) equal ``sample_sentences``';
+* the page's seeded draws follow Python's probabilities: a chi-square test on thousands of draws;
+* the page's messages for bad settings are the kernel explorer's (``browser.lm_explorer``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from transformer_lib.browser.model import LM_STEM, file_names, write_book_lm
+from transformer_lib.browser.theme import theme_json
+from transformer_lib.capture import capture_attention
+from transformer_lib.language_model import never_drawn, next_word_probs, sample_sentences
+from transformer_lib.pretrained import book_lm
+
+STATIC = resources.files("transformer_lib.browser") / "static"
+SCRIPTS = ("book-model.js", "book-lm.js")
+NODE = shutil.which("node") or shutil.which("nodejs")
+TOLERANCE = 1e-5
+PROMPTS = ("", "le petit", "nous ne", "les chiens de mon frère")
+
+# Both scripts in one context without a document; `model` is book-lm.js's LanguageModel on the files.
+HARNESS = """
+const fs = require("fs"), vm = require("vm");
+const [scripts, themePath, folder, weightsName, manifestName, snippetPath] = JSON.parse(process.argv[1]);
+const context = { console, performance, URL, Math, JSON, Float32Array, Float64Array };
+context.window = context;
+vm.createContext(context);
+for (const path of scripts) vm.runInContext(fs.readFileSync(path, "utf8"), context, { filename: path });
+context.window.bookModel.setTheme(JSON.parse(fs.readFileSync(themePath, "utf8")));
+const manifest = JSON.parse(fs.readFileSync(folder + "/" + manifestName, "utf8"));
+const bytes = fs.readFileSync(folder + "/" + weightsName);
+context.model = new context.window.bookLM.LanguageModel(manifest,
+  bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+const out = vm.runInContext(fs.readFileSync(snippetPath, "utf8"), context);
+process.stdout.write(JSON.stringify(out));
+"""
+
+
+@pytest.fixture(scope="module")
+def lm():
+    checkpoint = book_lm(dtype=torch.float64)
+    return checkpoint.model.eval(), checkpoint.tgt_vocab
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("book-lm")
+    write_book_lm(folder)
+    (folder / "theme.json").write_text(theme_json())
+    return folder
+
+
+def run_lm(snippet: str, folder: Path) -> object:
+    """The value of the JavaScript expression ``snippet``, with ``model`` the page's language model."""
+    if NODE is None:
+        raise RuntimeError("node: not found; the tests of the page's JavaScript run it in Node.js "
+                           "(apt-get install nodejs)")
+    (folder / "snippet.js").write_text(snippet)
+    weights, manifest = file_names(LM_STEM)
+    args = json.dumps([[str(STATIC / s) for s in SCRIPTS], str(folder / "theme.json"), str(folder), weights,
+                       manifest, str(folder / "snippet.js")])
+    result = subprocess.run([NODE, "-e", HARNESS, args], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout)
+
+
+def _settings(temperature: float, top_k: int | None, top_p: float | None) -> dict:
+    return {"temperature": temperature, "topK": top_k, "topP": top_p}
+
+
+GRID = [_settings(t, k, p) for t in (0.0, 0.3, 1.0, 1.7) for k in (None, 1, 5, 40) for p in (None, 0.3, 0.9, 1.0)]
+
+
+def test_next_token_probs_are_the_librarys_over_a_grid(lm, files: Path) -> None:
+    model, vocab = lm
+    got = run_lm(f"""(() => {{ const out = [];
+      for (const prompt of {json.dumps(PROMPTS)}) for (const s of {json.dumps(GRID)}) {{
+        const r = model.next(prompt, s); out.push({{probs: r.probs, kept: r.kept, tokens: r.tokens}}); }}
+      return out; }})()""", files)
+    assert len(got) == len(PROMPTS) * len(GRID)
+    worst, kept_counts = 0.0, set()
+    for i, (prompt, s) in enumerate((p, s) for p in PROMPTS for s in GRID):
+        expected = next_word_probs(model, vocab, prompt, temperature=s["temperature"], top_k=s["topK"],
+                                   top_p=s["topP"]).numpy()
+        in_page = np.array(got[i]["probs"])
+        assert in_page.shape == (len(vocab),)
+        assert got[i]["tokens"] == ["<sos>", *prompt.split()]
+        # the same tokens kept: the filters' boundaries (ties, the token that crosses top-p) agree
+        assert np.array_equal(np.array(got[i]["kept"]), expected > 0), (prompt, s)
+        assert in_page[list(never_drawn(vocab))].sum() == 0
+        worst = max(worst, float(np.abs(in_page - expected).max()))
+        kept_counts.add(int((expected > 0).sum()))
+    assert worst <= TOLERANCE, f"the page's next-token probabilities differ by up to {worst:.2e}"
+    assert 1 in kept_counts and max(kept_counts) == len(vocab) - len(never_drawn(vocab))  # the grid's extremes
+    assert len(kept_counts) > 10  # and many filters in between
+
+
+def test_filter_ties_and_the_crossing_token_follow_filter_logits(files: Path) -> None:
+    """On hand-made logits with ties at the top-k boundary and at the top-p crossing: the page's kept
+    set and probabilities are ``sampling.next_token_probs``'."""
+    from transformer_lib.sampling import next_token_probs
+
+    cases = [([2.0, 1.0, 1.0, 1.0, 0.0, -1.0], 2, None), ([2.0, 1.0, 1.0, 1.0, 0.0, -1.0], None, 0.5),
+             ([1.0, 1.0, 1.0, 1.0], None, 0.25), ([1.0, 1.0, 1.0, 1.0], None, 0.26), ([3.0, 2.0, 1.0, 0.0], 3, 0.7),
+             ([0.5, 0.5, 0.0, 0.0, -2.0], 3, 0.99)]
+    got = run_lm(f"""{json.dumps(cases)}.map(([logits, k, p]) =>
+      Array.from(window.bookLM.sampling.nextTokenProbs(logits, {{temperature: 0.7, topK: k, topP: p}}, [])))""", files)
+    for (logits, k, p), in_page in zip(cases, got, strict=True):
+        expected = next_token_probs(torch.tensor(logits, dtype=torch.float64), temperature=0.7, top_k=k,
+                                    top_p=p).numpy()
+        assert np.array_equal(np.array(in_page) > 0, expected > 0), (logits, k, p)
+        assert np.abs(np.array(in_page) - expected).max() <= 1e-12, (logits, k, p)
+
+
+def test_attention_maps_are_capture_attentions(lm, files: Path) -> None:
+    model, vocab = lm
+    prompts = [p for p in PROMPTS if p] + ["je ne vois pas ma grande table rouge sous les arbres"]
+    got = run_lm(f"{json.dumps(prompts)}.map((p) => model.next(p, {{}}).attention)", files)
+    for prompt, maps_in_page in zip(prompts, got, strict=True):
+        ids = torch.tensor([[vocab.sos_id, *vocab.encode(prompt)]])
+        maps = capture_attention(model, ids)
+        reference = np.stack([layer[0].numpy() for layer in maps.decoder_self])  # (layers, heads, T, T)
+        in_page = np.array(maps_in_page)
+        assert in_page.shape == reference.shape, prompt
+        # within 1e-6: the core rounds the scaled token embedding to float32, as the float32 model does
+        assert np.abs(in_page - reference).max() <= 1e-6, prompt
+
+
+def test_greedy_continuations_are_sample_sentences(lm, files: Path) -> None:
+    model, vocab = lm
+    settings = [{"temperature": 0}, {"temperature": 1, "topK": 1}]
+    got = run_lm(f"""(() => {{ const out = [];
+      for (const prompt of {json.dumps(PROMPTS)}) for (const s of {json.dumps(settings)})
+        out.push(model.sample(prompt, Object.assign({{seed: 7}}, s)));
+      return out; }})()""", files)
+    i = 0
+    for prompt in PROMPTS:
+        for s in settings:
+            [expected] = sample_sentences(model, vocab, 1, prompt=prompt, temperature=s["temperature"],
+                                          top_k=s.get("topK"), generator=torch.Generator().manual_seed(0))
+            assert got[i]["text"] == expected.text and got[i]["ended"] == expected.ended, (prompt, s)
+            i += 1
+    assert any(len(r["tokens"]) > 3 for r in got)
+
+
+def _chi_square_p_value(counts: np.ndarray, probs: np.ndarray) -> tuple[float, int]:
+    """Pearson's chi-square test of ``counts`` against ``probs``, the cells with an expected count
+    under 5 pooled into one (the usual rule for the chi-square approximation); (p-value, degrees)."""
+    n = counts.sum()
+    expected = n * probs
+    small = expected < 5
+    observed = np.append(counts[~small], counts[small].sum())
+    expected = np.append(expected[~small], expected[small].sum())
+    if expected[-1] == 0:
+        if observed[-1] > 0:  # a token of probability 0 was drawn: impossible under ``probs``
+            return 0.0, len(observed) - 1
+        observed, expected = observed[:-1], expected[:-1]
+    statistic = float(((observed - expected) ** 2 / expected).sum())
+    degrees = len(observed) - 1
+    # P(chi2 with `degrees` >= statistic): the regularised upper incomplete gamma function
+    p = float(torch.special.gammaincc(torch.tensor(degrees / 2, dtype=torch.float64),
+                                      torch.tensor(statistic / 2, dtype=torch.float64)))
+    return p, degrees
+
+
+DRAWS = 4000
+ALPHA = 0.001  # per setting; 4 settings: the whole test fails by chance with probability under 0.4 %
+
+
+@pytest.mark.parametrize(("prompt", "settings"), [
+    ("", _settings(1.0, None, None)), ("le petit", _settings(0.8, None, 0.9)),
+    ("nous ne", _settings(1.5, 12, None)), ("les chiens de mon frère", _settings(1.0, 30, 0.95)),
+])
+def test_sampled_frequencies_follow_the_librarys_probabilities(lm, files: Path, prompt: str, settings: dict) -> None:
+    """The first word of ``DRAWS`` continuations, seeds 0 to DRAWS - 1, counted by id: a chi-square test
+    at significance ``ALPHA`` against ``next_word_probs``. The same seed draws the same text again."""
+    model, vocab = lm
+    got = run_lm(f"""(() => {{ const counts = new Array(model.vocab.length).fill(0);
+      for (let seed = 0; seed < {DRAWS}; seed++) {{
+        const r = model.sample({json.dumps(prompt)}, Object.assign({{seed, maxNew: 1}}, {json.dumps(settings)}));
+        counts[r.ended ? model.ids.eos : r.ids[0]] += 1; }}
+      const again = [5, 5].map((seed) => model.sample({json.dumps(prompt)}, {{seed}}).text);
+      return {{counts, again}}; }})()""", files)
+    counts = np.array(got["counts"])
+    probs = next_word_probs(model, vocab, prompt, temperature=settings["temperature"], top_k=settings["topK"],
+                            top_p=settings["topP"]).numpy()
+    assert counts.sum() == DRAWS and counts[probs == 0].sum() == 0  # never a filtered or banned token
+    p, degrees = _chi_square_p_value(counts, probs)
+    assert degrees >= 3, "too few cells for the test to say anything"
+    assert p > ALPHA, f"chi-square p = {p:.2e} with {degrees} degrees of freedom"
+    assert got["again"][0] == got["again"][1]  # seeded: reproducible
+
+
+def test_the_chi_square_test_can_fail(lm) -> None:
+    """The test above rejects draws from a distribution off by a little: at temperature 0.9 instead of 0.8
+    (the same kept tokens, their probabilities a little flatter)."""
+    model, vocab = lm
+    wrong = next_word_probs(model, vocab, "le petit", temperature=0.9).numpy()
+    right = next_word_probs(model, vocab, "le petit", temperature=0.8).numpy()
+    assert np.array_equal(wrong > 0, right > 0)
+    counts = np.bincount(torch.multinomial(torch.tensor(wrong), DRAWS, replacement=True,
+                                           generator=torch.Generator().manual_seed(0)).numpy(), minlength=len(wrong))
+    assert _chi_square_p_value(counts, right)[0] < ALPHA
+    counts = np.bincount(torch.multinomial(torch.tensor(right), DRAWS, replacement=True,
+                                           generator=torch.Generator().manual_seed(0)).numpy(), minlength=len(right))
+    assert _chi_square_p_value(counts, right)[0] > ALPHA
+
+
+def test_the_page_refuses_bad_settings_in_words(files: Path) -> None:
+    got = run_lm("""[{temperature: -1}, {temperature: NaN}, {topK: 0}, {topK: 2.5}, {topP: 0}, {topP: 1.5},
+      {seed: -1}, {seed: 1.5}, {maxNew: 0}, {maxNew: 70}].map((o) => {
+        try { model.sample("le chat", o); return null; } catch (e) { return [e.name, e.message]; } })""", files)
+    assert all(g is not None and g[0] == "ReaderError" for g in got), got
+    assert got[0][1].startswith("The temperature must be a number of at least 0")
+    assert got[2][1].startswith("Top-k must be a whole number") and got[4][1].startswith("Top-p must be")
+    assert got[6][1].startswith("The seed must be")
+    assert got[9][1].startswith("maxNew must be a whole number from 1 to 62")
+    long_prompt = run_lm("""(() => { try { model.next(Array(64).fill("le").join(" "), {}); return null; }
+      catch (e) { return e.message; } })()""", files)
+    assert long_prompt == "The prompt is 64 words long, but this model reads at most 63 after <sos>: shorten it."
+    assert math.isfinite(run_lm('model.next(Array(63).fill("le").join(" "), {}).probs[5]', files))
