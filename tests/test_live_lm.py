@@ -239,3 +239,30 @@ def test_the_page_refuses_bad_settings_in_words(files: Path) -> None:
       catch (e) { return e.message; } })()""", files)
     assert long_prompt == "The prompt is 64 words long, but this model reads at most 63 after <sos>: shorten it."
     assert math.isfinite(run_lm('model.next(Array(63).fill("le").join(" "), {}).probs[5]', files))
+
+
+# ---------------------------------------------------------------- the page's explorer, in chromium
+
+
+def lm_test_page(folder: Path, explorer_html: str) -> Path:
+    """A minimal page holding the language-model explorer's HTML (as the kernel writes it), with the
+    scripts the book's build adds to chapter 8 and the model files it writes; returns ``folder``."""
+    from transformer_lib.browser.page import write_page_files
+
+    from .book_browser import ROOT
+
+    static = folder / "_static"
+    write_page_files(static / "live")
+    write_book_lm(static / "live")
+    plotly = static / "vendor" / "plotly"
+    plotly.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "book" / "_static" / "vendor" / "plotly" / "plotly-book.min.js", plotly)
+    scripts = "".join(f'<script src="_static/{s}"></script>' for s in (
+        "vendor/plotly/plotly-book.min.js", "live/book-model.js", "live/explorers.js", "live/book-lm.js",
+        "live/lm-explorer.js"))
+    (folder / "index.html").write_text(
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>language model explorer</title>'
+        '<link rel="icon" href="data:,">'
+        f'<link rel="stylesheet" href="_static/live/explorers.css">{scripts}</head><body style="max-width:60em">'
+        f'{explorer_html}</body></html>')
+    return folder

@@ -173,6 +173,7 @@ class LanguageModelExplorer:
             "text": text, "notes": notes,
             "probs": [_sig(p) for p in probs.tolist()], "unfiltered": [_sig(p) for p in unfiltered.tolist()],
             "tokens": [self.vocab.itos[i] for i in ids[0].tolist()],
+            "vocab": list(self.vocab.itos),
             "attention": [[[[round(w, 4) for w in row] for row in head] for head in layer[0].tolist()]
                           for layer in self.maps.decoder_self],
             "settings": {"temperature": s.temperature, "topK": s.top_k, "topP": s.top_p},

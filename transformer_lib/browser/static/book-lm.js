@@ -272,7 +272,8 @@
         if (step + 1 < maxNew) logits = this.step(next, r.ids.length + step, r.cache).logits;
       }
       const tokens = drawn.map((i) => this.vocab[i]);
-      return { ids: drawn, tokens, text: tokens.join(" "), ended, seed, prompt: r.text, notes: r.notes, settings };
+      return { ids: drawn, tokens, text: tokens.join(" "), ended, seed, maxNew, prompt: r.text, notes: r.notes,
+        settings };
     }
   }
 
@@ -315,7 +316,7 @@
       checkSettings(options); // before loading: a wrong setting costs no download
       return (await load()).next(prompt, options);
     },
-    /** Promise of {ids, tokens, text, ended, seed, prompt, notes, settings}: a continuation drawn with
+    /** Promise of {ids, tokens, text, ended, seed, maxNew, prompt, notes, settings}: a continuation drawn with
      *  the seeded generator, until <eos> or maxNew tokens (default 20, or what the positions allow). */
     async sample(prompt, options) {
       checkPrompt(prompt);
