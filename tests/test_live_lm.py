@@ -10,13 +10,21 @@ library's reference is the same weights in float64 (chapter 8's precision):
   equal ``capture.capture_attention``'s;
 * greedy continuations (temperature 0, and top-k 1) equal ``sample_sentences``';
 * the page's seeded draws follow Python's probabilities: a chi-square test on thousands of draws;
-* the page's messages for bad settings are the kernel explorer's (``browser.lm_explorer``).
+* the page's messages for bad settings are the kernel explorer's (``browser.lm_explorer``), and its
+  bar chart is ``figures.sampling.next_word_figure``'s.
+
+Then, in chromium, offline, a minimal page holding the explorer's HTML as the kernel writes it: the
+kernel's figures are drawn before any model is fetched; the model is fetched once, on first use;
+the controls act (keyboard included); bad input gets the kernel's messages; no request leaves
+127.0.0.1 (screenshots at 1366 and 390 px go to screenshots/live-lm-*.png).
 """
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import re
 import shutil
 import subprocess
 from importlib import resources
@@ -26,14 +34,16 @@ import numpy as np
 import pytest
 import torch
 
+from transformer_lib.browser.lm_explorer import LanguageModelExplorer, read_lm_settings
 from transformer_lib.browser.model import LM_STEM, file_names, write_book_lm
 from transformer_lib.browser.theme import theme_json
 from transformer_lib.capture import capture_attention
+from transformer_lib.figures.sampling import next_word_figure
 from transformer_lib.language_model import never_drawn, next_word_probs, sample_sentences
 from transformer_lib.pretrained import book_lm
 
 STATIC = resources.files("transformer_lib.browser") / "static"
-SCRIPTS = ("book-model.js", "book-lm.js")
+SCRIPTS = ("book-model.js", "explorers.js", "book-lm.js", "lm-explorer.js")
 NODE = shutil.which("node") or shutil.which("nodejs")
 TOLERANCE = 1e-5
 PROMPTS = ("", "le petit", "nous ne", "les chiens de mon frère")
@@ -266,3 +276,81 @@ def lm_test_page(folder: Path, explorer_html: str) -> Path:
         f'<link rel="stylesheet" href="_static/live/explorers.css">{scripts}</head><body style="max-width:60em">'
         f'{explorer_html}</body></html>')
     return folder
+
+
+# ---------------------------------------------------------------- the explorer: kernel and page agree
+
+
+def test_the_page_draws_next_word_figure(lm, files: Path) -> None:
+    """The page's bar chart from bookLM.next is the library's figure of the same distribution."""
+    model, vocab = lm
+    cases = [("le petit", _settings(0.8, None, 0.9)), ("", _settings(1.0, 5, None)),
+             ("nous ne", _settings(0.0, None, None))]
+    got = run_lm(f"""{json.dumps(cases)}.map(([p, s]) => {{ const r = model.next(p, s);
+      r.settings = s; return window.tcLMExplorer.nextWordFigure(r, 1000); }})""", files)
+    for (prompt, s), in_page in zip(cases, got, strict=True):
+        kwargs = dict(temperature=s["temperature"], top_k=s["topK"], top_p=s["topP"])
+        figure = next_word_figure(next_word_probs(model, vocab, prompt, temperature=s["temperature"]),
+                                  next_word_probs(model, vocab, prompt, **kwargs), vocab.itos, prompt=prompt,
+                                  **kwargs).to_plotly_json()
+        assert in_page["layout"]["title"]["text"] == figure["layout"]["title"]["text"]
+        for axis in ("xaxis", "yaxis"):
+            for key, value in figure["layout"][axis].items():
+                assert in_page["layout"][axis][key] == value, (axis, key)
+        assert in_page["layout"]["barmode"] == figure["layout"]["barmode"]
+        assert in_page["layout"]["height"] == figure["layout"]["height"]
+        assert len(in_page["data"]) == len(figure["data"]) == 3
+        for js, py in zip(in_page["data"], figure["data"], strict=True):
+            for key in ("type", "x", "y", "name", "marker", "mode", "hovertemplate"):
+                assert js.get(key) == py.get(key), (prompt, key, js.get(key), py.get(key))
+    assert "&lt;sos&gt;" in got[0]["layout"]["title"]["text"]  # a token is text, not a tag
+
+
+TYPED = [  # (temperature, top-k as typed, top-p, seed as typed)
+    (1.0, "", 1.0, "0"), (0.0, "5", 0.9, "42"), (1.0, " 7 ", 0.05, " 4294967295 "), (-0.5, "", 1.0, "0"),
+    (1.0, "0", 1.0, "0"), (1.0, "abc", 1.0, "0"), (1.0, "2.5", 1.0, "0"), (1.0, "-3", 1.0, "0"),
+    (1.0, "", 0.0, "0"), (1.0, "", 1.5, "0"), (1.0, "", 1.0, ""), (1.0, "", 1.0, "-1"), (1.0, "", 1.0, "1e3"),
+    (1.0, "", 1.0, "4294967296"), (1.0, "x" * 100, 1.0, "0"), (1.0, "", 1.0, "<b>1</b>"),
+]
+
+
+def test_the_page_reads_the_controls_as_the_kernel(files: Path) -> None:
+    got = run_lm(f"""{json.dumps(TYPED)}.map(([t, k, p, s]) => {{
+      try {{ return window.tcLMExplorer.readSettings(t, k, p, s); }} catch (e) {{ return e.message; }} }})""", files)
+    refused = 0
+    for typed, in_page in zip(TYPED, got, strict=True):
+        try:
+            s = read_lm_settings(*typed)
+            expected: object = {"temperature": s.temperature, "topK": s.top_k, "topP": s.top_p, "seed": s.seed}
+        except ValueError as err:
+            expected = str(err).split(": ", 1)[1]  # what the kernel's explorer shows
+            refused += 1
+        assert in_page == expected, typed
+    assert refused == len(TYPED) - 3
+
+
+def test_the_kernel_explorer_shows_messages_never_a_traceback(lm) -> None:
+    model, vocab = lm
+    explorer = LanguageModelExplorer(model, vocab, prompt="Le petit", top_p=0.9)
+    text = lambda widget: html.unescape(re.sub("<[^>]+>", "", widget.value))  # noqa: E731
+    assert text(explorer.messages).startswith("Read as \u201cle petit\u201d")
+    [drawn] = sample_sentences(model, vocab, 1, prompt="le petit", top_p=0.9,
+                               generator=torch.Generator().manual_seed(0))
+    assert f"le petit {drawn.text} (" in text(explorer.output_text)
+    figure = explorer.bars.outputs[0]["data"]["application/vnd.plotly.v1+json"]
+    assert figure["layout"]["title"]["text"].startswith("Next word after \u201c&lt;sos&gt; le petit\u201d")
+    state = json.loads(re.search(r'class="tc-live-state">(.*?)</script>', explorer._repr_mimebundle_()["text/html"],
+                                 re.S).group(1))
+    assert state["result"]["tokens"] == ["<sos>", "le", "petit"] and len(state["result"]["probs"]) == len(vocab)
+    assert np.abs(np.array(state["result"]["probs"]) - next_word_probs(model, vocab, "le petit", top_p=0.9).numpy()
+                  ).max() < 1e-5
+    for control, value, message in [(explorer.top_k, "abc", "Top-k must be"), (explorer.seed, "-1", "The seed must"),
+                                     (explorer.prompt, " ".join(["le"] * 64), "The prompt is 64 words long")]:
+        good = explorer.seed.value if control is not explorer.seed else "0"
+        control.value = value
+        assert text(explorer.messages).startswith(message), text(explorer.messages)
+        control.value = "" if control is explorer.top_k else ("0" if control is explorer.seed else "nous")
+        assert "must" not in text(explorer.messages) and good
+    explorer.head.value = 1
+    maps = explorer.attention.outputs[0]["data"]["application/vnd.plotly.v1+json"]
+    assert "layer 2, head 2" in maps["layout"]["title"]["text"]

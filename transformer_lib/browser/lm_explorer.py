@@ -51,7 +51,8 @@ def read_lm_settings(temperature: object, top_k: object, top_p: object, seed: ob
     as typed (text; empty: none), ``top_p`` in (0, 1], ``seed`` a whole number as typed, 0 to 2**32 - 1.
     A wrong value is a ``ValueError`` whose text after the argument's name is the reader's message."""
     def refuse(name: str, message: str, **values: object) -> ValueError:
-        return ValueError(f"{name}: {MESSAGES[message].format(**values)}")
+        shown = {k: f"{v:g}" if isinstance(v, float) else v for k, v in values.items()}  # 0.0 as "0", as the page
+        return ValueError(f"{name}: {MESSAGES[message].format(**shown)}")
 
     try:
         temperature = check_number("temperature", temperature, minimum=0.0)
@@ -105,6 +106,7 @@ class LanguageModelExplorer:
                                          readout_format=".2f", **look)
         self.seed = widgets.Text(value=str(seed), description="Seed", layout=widgets.Layout(width="16em"), **look)
         self.sample_button = widgets.Button(description="Sample", button_style="primary")
+        self.next_seed = widgets.Button(description="Next seed")
         self.layer = widgets.Dropdown(options=[("layer 1", 0)], value=0, description="Layer")
         self.head = widgets.Dropdown(options=[("all heads", "all")], value="all", description="Head")
         self.messages = widgets.HTML()
@@ -112,13 +114,15 @@ class LanguageModelExplorer:
         self.bars = widgets.Output()
         self.attention = widgets.Output()
         self.widget = widgets.VBox([
-            self.prompt, self.temperature, self.top_k, self.top_p, widgets.HBox([self.seed, self.sample_button]),
+            self.prompt, self.temperature, self.top_k, self.top_p,
+            widgets.HBox([self.seed, self.sample_button, self.next_seed]),
             self.messages, self.output_text, self.bars, widgets.HBox([self.layer, self.head]), self.attention,
         ])
         for control in (self.prompt, self.temperature, self.top_k, self.top_p):
             control.observe(lambda _: self._safely(self.run), "value")
         self.sample_button.on_click(lambda _: self._safely(self.sample))
-        self.seed.observe(lambda _: self._safely(self.sample), "value")
+        self.seed.observe(lambda _: self._safely(self.run), "value")  # run: a message of a wrong seed goes
+        self.next_seed.on_click(lambda _: self._safely(self._next_seed))
         self.layer.observe(lambda _: self._safely(self.draw_attention), "value")
         self.head.observe(lambda _: self._safely(self.draw_attention), "value")
         self._safely(self.run)
@@ -193,6 +197,9 @@ class LanguageModelExplorer:
             self._updating = False
         self.draw_attention()
         self.sample()
+
+    def _next_seed(self) -> None:
+        self.seed.value = str((self.settings().seed + 1) % (MAX_SEED + 1))
 
     def draw_attention(self) -> None:
         if self.maps is not None and not self._updating:

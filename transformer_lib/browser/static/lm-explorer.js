@@ -27,7 +27,9 @@
 
   // lm_explorer.read_lm_settings: the controls as sampling settings, or a ReaderError with the message
   function readSettings(temperature, topKText, topP, seedText) {
-    const refuse = (name, values) => new book.ReaderError(fill(name, values));
+    const shown = (v) => (typeof v === "number" && !Number.isInteger(v) ? g(v) : v); // Python's f"{v:g}"
+    const refuse = (name, values) => new book.ReaderError(fill(name, Object.fromEntries(
+      Object.entries(values).map(([k, v]) => [k, shown(v)]))));
     if (typeof temperature !== "number" || !Number.isFinite(temperature) || temperature < 0) {
       throw refuse("lm_temperature", { value: temperature });
     }
@@ -110,11 +112,12 @@
     seed.value = String(state.seed);
     const show = el("button", { type: "submit", class: "tc-button", text: "Show" });
     const sampleButton = el("button", { type: "button", class: "tc-button", text: "Sample" });
+    const nextSeed = el("button", { type: "button", class: "tc-button", text: "Next seed" });
     const form = el("form", { class: "tc-lm-form" }, [
       el("div", { class: "tc-row tc-sentence" }, [labelled("Prompt", prompt), show]),
       el("div", { class: "tc-row tc-slider" }, [withReadout("Temperature", temperature)]),
       el("div", { class: "tc-row tc-slider" }, [withReadout("Top-p", topP)]),
-      el("div", { class: "tc-row tc-controls" }, [labelled("Top-k", topK), labelled("Seed", seed), sampleButton]),
+      el("div", { class: "tc-row tc-controls" }, [labelled("Top-k", topK), labelled("Seed", seed), sampleButton, nextSeed]),
     ]);
     const messages = el("div", { class: "tc-messages", role: "status" });
     const output = el("div", { class: "tc-output", "aria-live": "polite" });
@@ -218,7 +221,18 @@
 
     form.addEventListener("submit", (event) => { event.preventDefault(); update(); });
     for (const control of [temperature, topP, topK]) control.addEventListener("change", update);
-    seed.addEventListener("change", sample);
+    seed.addEventListener("change", update); // as every setting (a wrong seed's message then goes)
+    nextSeed.addEventListener("click", () => {
+      let s;
+      try {
+        s = settings();
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      seed.value = String((s.seed + 1) % (window.bookLM.maxSeed + 1));
+      update();
+    });
     sampleButton.addEventListener("click", sample);
     layer.addEventListener("change", () => { layerChosen = true; drawMaps(); });
     head.addEventListener("change", drawMaps);
@@ -231,7 +245,7 @@
     } else {
       message(messages, fill("lm_empty", {}), "info");
     }
-    root.tcExplorer = { update, sample, prompt, temperature, topP, topK, seed, show, sampleButton, layer, head,
+    root.tcExplorer = { update, sample, prompt, temperature, topP, topK, seed, show, sampleButton, nextSeed, layer, head,
       bars, maps, output, messages, result: () => result };
   }
 
