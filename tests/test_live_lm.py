@@ -29,6 +29,7 @@ import shutil
 import subprocess
 from importlib import resources
 from pathlib import Path
+from urllib.parse import urlparse
 
 import numpy as np
 import pytest
@@ -354,3 +355,140 @@ def test_the_kernel_explorer_shows_messages_never_a_traceback(lm) -> None:
     explorer.head.value = 1
     maps = explorer.attention.outputs[0]["data"]["application/vnd.plotly.v1+json"]
     assert "layer 2, head 2" in maps["layout"]["title"]["text"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from .test_browser import launched_browser
+
+    with launched_browser() as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def lm_url(lm, tmp_path_factory: pytest.TempPathFactory):
+    from .book_browser import serve
+
+    model, vocab = lm
+    explorer = LanguageModelExplorer(model, vocab, prompt="le petit", top_p=0.9)
+    with serve(lm_test_page(tmp_path_factory.mktemp("lm-page"), explorer._repr_mimebundle_()["text/html"])) as base:
+        yield base + "index.html"
+
+
+def _title(page, which: str) -> str:
+    return page.evaluate(f"() => document.querySelector('.tc-lm .{which} .gtitle').textContent")
+
+
+def test_the_page_agrees_with_python_in_chromium(lm, browser, lm_url: str) -> None:
+    """What Node checked, once in the browser: the page's next-token probabilities and a greedy continuation."""
+    from .test_live_model import Visit
+
+    model, vocab = lm
+    settings = [_settings(0.7, None, 0.8), _settings(1.3, 10, None), _settings(0.0, None, None)]
+    visit = Visit(browser, lm_url)
+    try:
+        got = visit.page.evaluate("""async (settings) => { const out = [];
+          for (const s of settings) out.push((await window.bookLM.next("les chiens de mon", s)).probs);
+          out.push(await window.bookLM.sample("les chiens", {temperature: 0})); return out; }""", settings)
+    finally:
+        visit.close()
+    assert not visit.problems, visit.problems
+    for s, in_page in zip(settings, got, strict=False):
+        expected = next_word_probs(model, vocab, "les chiens de mon", temperature=s["temperature"], top_k=s["topK"],
+                                   top_p=s["topP"]).numpy()
+        assert np.abs(np.array(in_page) - expected).max() <= TOLERANCE
+    [greedy] = sample_sentences(model, vocab, 1, prompt="les chiens", temperature=0.0)
+    assert got[-1]["text"] == greedy.text and got[-1]["ended"] == greedy.ended
+
+
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "screenshots"
+
+
+@pytest.mark.parametrize("width", [1366, 390])
+def test_the_explorer_is_live_offline_and_says_what_is_wrong(lm, browser, lm_url: str, width: int) -> None:
+    from .test_live_model import Visit
+
+    model, vocab = lm
+    weights, manifest = file_names(LM_STEM)
+    visit = Visit(browser, lm_url, width)
+    page = visit.page
+    explorer = page.locator('div.tc-live[data-explorer="lm"]')
+    try:
+        page.wait_for_function("() => document.querySelector('.tc-lm .tc-lm-maps .main-svg .hm')", timeout=30_000)
+        kernel_title = _title(page, "tc-lm-bars")
+        fetched_before = (visit.fetched(manifest), visit.fetched(weights))
+        # the prompt, by keyboard: Enter draws the distribution and a continuation with the seed
+        box = explorer.get_by_label("Prompt", exact=True)
+        box.fill("Les chiens ne")
+        box.press("Enter")
+        page.wait_for_function("() => document.querySelector('.tc-lm .tc-output').textContent.includes('seed 0')",
+                               timeout=30_000)
+        first = explorer.locator(".tc-output").inner_text()
+        notes = explorer.locator(".tc-messages").inner_text()
+        # the temperature slider, by keyboard
+        slider = explorer.get_by_role("slider", name="Temperature")
+        slider.focus()
+        slider.press("ArrowRight")
+        page.wait_for_function("() => document.querySelector('.tc-lm .tc-lm-bars .gtitle').textContent"
+                               ".includes('T = 1.05')", timeout=10_000)
+        # the maps' head; the seed: the same seed draws the same text, the next seed its own
+        explorer.get_by_label("Head", exact=True).select_option(label="head 3")
+        page.wait_for_function("() => document.querySelector('.tc-lm .tc-lm-maps .gtitle').textContent"
+                               ".includes('head 3')", timeout=10_000)
+        explorer.get_by_role("button", name="Sample").click()
+        page.wait_for_function("() => document.querySelector('.tc-lm .tc-output').textContent.includes('seed 0')",
+                               timeout=10_000)
+        again = explorer.locator(".tc-output").inner_text()
+        explorer.get_by_role("button", name="Sample").click()
+        page.wait_for_timeout(300)
+        assert explorer.locator(".tc-output").inner_text() == again
+        explorer.get_by_role("button", name="Next seed").click()
+        page.wait_for_function("() => document.querySelector('.tc-lm .tc-output').textContent.includes('seed 1)')",
+                               timeout=10_000)
+        bars_before_error = _title(page, "tc-lm-bars")
+        # bad input: the kernel's messages; the last good figures stay
+        shown = {}
+        for label, value in (("Top-k", "abc"), ("Seed", "-1"), ("Top-k", "0")):
+            explorer.get_by_label(label, exact=True).fill(value)
+            explorer.get_by_label(label, exact=True).press("Enter")
+            page.wait_for_function("() => document.querySelector('.tc-lm .tc-messages .tc-error')", timeout=10_000)
+            shown[(label, value)] = explorer.locator(".tc-messages").inner_text()
+            explorer.get_by_label(label, exact=True).fill("" if label == "Top-k" else "0")
+            explorer.get_by_label(label, exact=True).press("Enter")
+            page.wait_for_function("() => !document.querySelector('.tc-lm .tc-messages .tc-error')", timeout=10_000)
+        box.fill(" ".join(["le"] * 64))
+        box.press("Enter")
+        page.wait_for_function("() => document.querySelector('.tc-lm .tc-messages .tc-error')", timeout=10_000)
+        too_long = explorer.locator(".tc-messages").inner_text()
+        still = _title(page, "tc-lm-bars")
+        box.fill("")
+        box.press("Enter")
+        page.wait_for_function("() => document.querySelector('.tc-lm .tc-messages .tc-info')", timeout=10_000)
+        empty = explorer.locator(".tc-messages").inner_text()
+        fetched_after = (visit.fetched(manifest), visit.fetched(weights))
+        SCREENSHOTS.mkdir(exist_ok=True)
+        box.fill("le petit chat")
+        box.press("Enter")
+        page.wait_for_function("() => document.querySelector('.tc-lm .tc-output').textContent"
+                               ".includes('le petit chat')", timeout=10_000)
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(SCREENSHOTS / f"live-lm-{width}.png"), full_page=True)
+    finally:
+        visit.close()
+    assert not visit.problems, visit.problems
+    assert kernel_title.startswith("Next word after \u201c<sos> le petit\u201d")  # the kernel's, before any fetch
+    assert fetched_before == (0, 0), "the language model was fetched before the reader used the explorer"
+    assert fetched_after == (1, 1)  # fetched once, on first use
+    assert notes.startswith("Read as \u201cles chiens ne\u201d")
+    assert first.startswith("Continuation: les chiens ne ") and again.startswith("Continuation: les chiens ne ")
+    for (label, value), message in shown.items():
+        try:
+            read_lm_settings(1.05, value if label == "Top-k" else "", 0.9, value if label == "Seed" else "0")
+        except ValueError as err:
+            assert message.strip() == str(err).split(": ", 1)[1], (label, value)
+        else:
+            raise AssertionError(f"{label} {value!r}: the kernel accepts it")
+    assert too_long.strip() == "The prompt is 64 words long, but this model reads at most 63 after <sos>: shorten it."
+    assert still == bars_before_error  # the last good figure stays while an error shows
+    assert empty.strip().startswith("No prompt: the bars are the model's bets")
+    assert all(urlparse(u).hostname == "127.0.0.1" for u in visit.requests if urlparse(u).scheme.startswith("http"))
