@@ -123,8 +123,7 @@ def next_token_probs(logits: Tensor, *, temperature: float = 1.0, top_k: int | N
     temperature = check_sampling_args(temperature, top_k, top_p, None, allow_greedy=True)
     logits = _banned_out(logits, banned_ids)
     if temperature == 0.0:
-        check_finite("logits", logits, allow_minus_inf=True)
-        best = logits.argmax(dim=-1, keepdim=True)  # (..., 1)
+        best = filter_logits(logits).argmax(dim=-1, keepdim=True)  # (..., 1); filter_logits checks the rows
         return torch.zeros(logits.shape, dtype=torch.float64, device=logits.device).scatter_(-1, best, 1.0)
     return filter_logits(tempered_logits(logits, temperature), top_k=top_k, top_p=top_p).softmax(dim=-1)
 

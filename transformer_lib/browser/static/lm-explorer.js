@@ -72,6 +72,7 @@
       layout.title.font = { size: 15 };
       layout.height = 540;
       layout.xaxis.title.text = layout.xaxis.title.text.replace(" (", "<br>(");
+      Object.assign(layout.xaxis, { tickangle: -90, dtick: 1, tickfont: { size: 11 } }); // every word, upright
       layout.legend = Object.assign({}, layout.legend, { y: -0.55 });
     }
     const data = [bars(true), bars(false), {
