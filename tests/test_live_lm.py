@@ -492,3 +492,45 @@ def test_the_explorer_is_live_offline_and_says_what_is_wrong(lm, browser, lm_url
     assert still == bars_before_error  # the last good figure stays while an error shows
     assert empty.strip().startswith("No prompt: the bars are the model's bets")
     assert all(urlparse(u).hostname == "127.0.0.1" for u in visit.requests if urlparse(u).scheme.startswith("http"))
+
+
+def test_the_lm_scripts_copy_nothing_of_the_theme() -> None:
+    """As tests/test_live_js.py checks the other scripts: palette, toolbar, font and messages come from the theme."""
+    from transformer_lib.browser.theme import MESSAGES
+    from transformer_lib.figures.display import BOOK_TEMPLATE, MODEBAR_REMOVED, PALETTE
+
+    for name in ("book-lm.js", "lm-explorer.js"):
+        text = (STATIC / name).read_text()
+        copies = [c for c in PALETTE if c.lower() in text.lower()] + [b for b in MODEBAR_REMOVED if b in text]
+        copies += [BOOK_TEMPLATE.layout.font.family] * (BOOK_TEMPLATE.layout.font.family in text)
+        copies += [m for m in MESSAGES.values() if len(m) > 20 and m.split("{")[0][:20] in text]
+        assert not copies, f"{name} copies {copies}: read them from the theme (transformer_lib.browser.theme)"
+
+
+def test_the_lm_files_hold_its_weights_and_what_it_never_draws(lm, files: Path) -> None:
+    from transformer_lib.browser.model import browser_model_files, read_weights
+
+    model, vocab = lm
+    manifest = json.loads((files / file_names(LM_STEM)[1]).read_text())
+    assert manifest["model_class"] == "DecoderOnlyTransformer" and manifest["src_vocab"] is None
+    assert manifest["tgt_vocab"] == list(vocab.itos) and manifest["never_drawn"] == list(never_drawn(vocab))
+    shipped = book_lm().model.state_dict()  # float32, as written
+    weights = read_weights(files, LM_STEM)
+    assert set(weights) == set(shipped) and all(np.array_equal(weights[k], v.numpy()) for k, v in shipped.items())
+    # the tied output matrix is stored once
+    assert manifest["weights"]["tensors"]["lm_head.weight"]["offset"] == (
+        manifest["weights"]["tensors"]["embed.token.embedding.weight"]["offset"])
+    with pytest.raises(ValueError, match="src_vocab"):
+        browser_model_files(model, vocab, vocab, LM_STEM)
+    with pytest.raises(ValueError, match="stem"):
+        file_names("../book-lm")
+
+
+def test_next_seed_draws_again(lm) -> None:
+    model, vocab = lm
+    explorer = LanguageModelExplorer(model, vocab, prompt="nous", seed=41)
+    first = explorer.output_text.value
+    explorer.next_seed.click()
+    assert explorer.seed.value == "42" and "seed 42" in explorer.output_text.value
+    [drawn] = sample_sentences(model, vocab, 1, prompt="nous", generator=torch.Generator().manual_seed(42))
+    assert f"<b>{html.escape(drawn.text)}</b>" in explorer.output_text.value and "seed 41" in first
