@@ -534,3 +534,35 @@ def test_next_seed_draws_again(lm) -> None:
     assert explorer.seed.value == "42" and "seed 42" in explorer.output_text.value
     [drawn] = sample_sentences(model, vocab, 1, prompt="nous", generator=torch.Generator().manual_seed(42))
     assert f"<b>{html.escape(drawn.text)}</b>" in explorer.output_text.value and "seed 41" in first
+
+
+def test_the_built_book_runs_the_lm_explorer_in_chapter_8_only(site: Path, browser) -> None:
+    """Chapter 8 holds the explorer (re-execute the notebook if not) with book-lm.js and lm-explorer.js;
+    no other page loads them; the model is fetched on first use and the distribution redrawn."""
+    from .book_browser import html_pages, serve
+    from .test_live_model import Visit
+
+    chapter = site / "book" / "08_language_model.html"
+    page_html = chapter.read_text()
+    assert 'data-explorer="lm"' in page_html, "chapter 8: no language-model explorer (re-execute the notebook)"
+    assert "live/book-lm.js" in page_html and "live/lm-explorer.js" in page_html
+    others = [p.name for p in html_pages(site) if p != chapter and "live/book-lm.js" in p.read_text()]
+    assert not others, f"pages that load the language model's scripts without its explorer: {others}"
+    weights, manifest = file_names(LM_STEM)
+    assert (site / "_static" / "live" / weights).is_file() and (site / "_static" / "live" / manifest).is_file()
+    with serve(site) as base:
+        visit = Visit(browser, f"{base}book/08_language_model.html")
+        try:
+            page = visit.page
+            explorer = page.locator('div.tc-live[data-explorer="lm"]')
+            explorer.locator(".tc-lm-bars .main-svg").wait_for(timeout=30_000)
+            before = (visit.fetched(manifest), visit.fetched(weights))
+            explorer.get_by_label("Prompt", exact=True).fill("nous ne")
+            explorer.get_by_label("Prompt", exact=True).press("Enter")
+            page.wait_for_function("() => document.querySelector('.tc-lm .tc-lm-bars .gtitle').textContent"
+                                   ".includes('nous ne')", timeout=30_000)
+            after = (visit.fetched(manifest), visit.fetched(weights))
+        finally:
+            visit.close()
+    assert not visit.problems, visit.problems
+    assert before == (0, 0) and after == (1, 1)
