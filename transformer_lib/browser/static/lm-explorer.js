@@ -154,8 +154,10 @@
       bars.setAttribute("aria-label", bars.getAttribute("aria-label").replace(/&lt;/g, "<").replace(/&gt;/g, ">")
         .replace(/&amp;/g, "&"));
     }
+    let mapsDrawnFor = null; // the tokens of the maps drawn
     function drawMaps() {
       if (!result || !plotlyReady()) return;
+      mapsDrawnFor = result.tokens.join(" ");
       const h = head.value === "all" ? "all" : Number(head.value);
       const fig = attentionFigure(result, Number(layer.value), h, maps.clientWidth || root.clientWidth);
       window.Plotly.react(maps, fig.data, fig.layout, explorers.plotConfig());
@@ -173,7 +175,8 @@
       setOptions(head, [["all heads", "all"], ...Array.from({ length: nHeads }, (_, h) => [`head ${h + 1}`, h])],
         head.value === "all" || Number(head.value) < nHeads ? head.value : "all");
       drawBars();
-      drawMaps();
+      // temperature, top-k and top-p leave the attention as it was: redraw the maps for a new prompt only
+      if (r.tokens.join(" ") !== mapsDrawnFor) drawMaps();
     }
     async function loading(task) {
       const ticket = ++busy;
