@@ -350,6 +350,7 @@ def test_the_kernel_explorer_shows_messages_never_a_traceback(lm) -> None:
         good = explorer.seed.value if control is not explorer.seed else "0"
         control.value = value
         assert text(explorer.messages).startswith(message), text(explorer.messages)
+        assert explorer.bars.outputs and explorer.attention.outputs  # the last good figures stay, as in the page
         control.value = "" if control is explorer.top_k else ("0" if control is explorer.seed else "nous")
         assert "must" not in text(explorer.messages) and good
     explorer.head.value = 1
@@ -566,3 +567,14 @@ def test_the_built_book_runs_the_lm_explorer_in_chapter_8_only(site: Path, brows
             visit.close()
     assert not visit.problems, visit.problems
     assert before == (0, 0) and after == (1, 1)
+
+
+def test_the_page_notes_what_the_kernel_notes(lm, files: Path) -> None:
+    """How the prompt was read (capitals, punctuation, unknown words): the same notes on both sides."""
+    model, vocab = lm
+    prompts = ["Le petit chat!", "le zèbre et le " + "x" * 50, "nous", "L'homme voit 3 chats."]
+    got = run_lm(f"{json.dumps(prompts)}.map((p) => [model.next(p, {{}}).notes, model.next(p, {{}}).text])", files)
+    for prompt, (notes, text) in zip(prompts, got, strict=True):
+        explorer = LanguageModelExplorer(model, vocab, prompt=prompt)
+        assert explorer.payload["notes"] == notes and explorer.payload["text"] == text, prompt
+    assert any(got[1][0]) and got[2][0] == []

@@ -162,12 +162,11 @@ class LanguageModelExplorer:
         return text, notes
 
     def run(self) -> None:
-        """Read the controls and the prompt; draw the next word's distribution and the attention maps."""
-        self.payload = self.maps = None
-        self.messages.value = self.output_text.value = ""
-        self.bars.outputs = self.attention.outputs = ()
+        """Read the controls and the prompt; draw the next word's distribution and the attention maps.
+        A wrong setting or prompt leaves the last good figures, as the page does, with its message."""
         s = self.settings()
         text, notes = self._read_prompt()
+        self.messages.value = self.output_text.value = ""
         kwargs = dict(temperature=s.temperature, top_k=s.top_k, top_p=s.top_p)
         unfiltered = next_word_probs(self.model, self.vocab, text, temperature=s.temperature)
         probs = next_word_probs(self.model, self.vocab, text, **kwargs)

@@ -194,9 +194,11 @@
       const [text, changes] = book.normalize(prompt); // as the training sentences are written
       const { ids: wordIds, unknown } = this.tokenize(text);
       const notes = [];
-      if (changes.length) notes.push(fill("read_as", { text, changes: changes.join("; ") }));
+      // the notes of lm_explorer's _read_prompt: long text shortened as validation.shorten does
+      const shorten = (s, limit) => (s.length <= limit ? s : s.slice(0, limit - 1) + "\u2026");
+      if (changes.length) notes.push(fill("read_as", { text: shorten(text, 80), changes: changes.join("; ") }));
       if (unknown.length) notes.push(fill("unknown", { unk: this.vocab[this.ids.unk],
-        words: [...new Set(unknown)].map((word) => fill("unknown_word", { word })).join(", ") }));
+        words: [...new Set(unknown)].map((word) => fill("unknown_word", { word: shorten(word, 40) })).join(", ") }));
       const ids = [this.ids.sos, ...wordIds];
       if (ids.length > this.config.max_len) {
         throw new ReaderError(fill("lm_too_long", { typed: wordIds.length, read: this.config.max_len - 1 }));
