@@ -556,7 +556,7 @@ def test_the_built_book_runs_the_lm_explorer_in_chapter_8_only(site: Path, brows
         try:
             page = visit.page
             explorer = page.locator('div.tc-live[data-explorer="lm"]')
-            explorer.locator(".tc-lm-bars .main-svg").wait_for(timeout=30_000)
+            explorer.locator(".tc-lm-bars .main-svg").first.wait_for(timeout=30_000)
             before = (visit.fetched(manifest), visit.fetched(weights))
             explorer.get_by_label("Prompt", exact=True).fill("nous ne")
             explorer.get_by_label("Prompt", exact=True).press("Enter")
