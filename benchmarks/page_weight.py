@@ -2,6 +2,7 @@
 
     python benchmarks/page_weight.py                  # builds the book into a temporary folder
     python benchmarks/page_weight.py --site _build/html
+    python benchmarks/page_weight.py --models-only    # the model files the page fetches on first use
 
 Every page is opened in chromium (as in tests/test_browser.py) in a fresh browser context, and
 every response it receives is counted until the network has been idle and the page has drawn:
@@ -10,7 +11,10 @@ compresses, such as GitHub Pages, would send). Later pages of a visit reuse the 
 so these are first-visit figures. Each page is compared with its budget (gzip, first visit): a
 chapter (a page with figures) 1 MB, a text page 0.3 MB, and the share of it used is printed. What
 a page fetches only when the reader first uses it is listed apart, measured by using it: the live
-attention explorer's model (on its first translation) and bertviz's d3 and jQuery (on its button).
+attention explorer's model (on its first translation), chapter 8's language model (on the LM
+explorer's first use) and bertviz's d3 and jQuery (on its button). The model files the build writes
+(``browser.model``) are also listed by themselves, raw and gzip, against their budget: everything
+fetched on first use at most 3 MB gzip.
 A page over budget is flagged with its largest files and why they are there, and the script then
 exits with status 1.
 """
@@ -28,6 +32,7 @@ from book_browser import LAUNCH_ARGS, build_book, chromium_path, html_pages, ser
 
 CHAPTER_BUDGET = 1024 * 1024  # gzip bytes, first visit
 TEXT_BUDGET = 300 * 1024
+FIRST_USE_BUDGET = 3 * 1024 * 1024  # gzip bytes: every model file the page fetches on first use, together
 # Why a page may need more than the rest: the libraries that make the pictures work offline.
 REASONS = {
     "plotly-book.min.js": "plotly.js, built for the trace types the book draws; one file for the site",
@@ -44,12 +49,15 @@ FIRST_USE_JS = """async () => {
     if (!input.value.trim()) input.value = 'the small dog sleeps';
     form.requestSubmit();
   }
+  for (const form of document.querySelectorAll('.tc-live[data-explorer="lm"] form.tc-lm-form')) form.requestSubmit();
 }"""
 FIRST_USE_DONE_JS = """() => {
   const bertviz = [...document.querySelectorAll('div[id^="bertviz-"]')].every(d => d.querySelector('#vis svg'));
   const live = !document.querySelector('.tc-live[data-explorer="attention"]')
     || (window.bookModel && window.bookModel.loadMs !== null);
-  return bertviz && live;
+  const lm = !document.querySelector('.tc-live[data-explorer="lm"]')
+    || (window.bookLM && window.bookLM.loadMs !== null);
+  return bertviz && live && lm;
 }"""
 
 
@@ -75,7 +83,8 @@ def measure(browser, url: str) -> tuple[list[tuple[str, int, int]], list[tuple[s
     page.wait_for_timeout(1500)  # anything a script loads after the load event
     first_visit = _sizes(responses)
     responses.clear()
-    if page.evaluate("() => !!document.querySelector('button.tc-bertviz-load, .tc-live[data-explorer=\"attention\"]')"):
+    if page.evaluate("() => !!document.querySelector('button.tc-bertviz-load, .tc-live[data-explorer=\"attention\"], "
+                     ".tc-live[data-explorer=\"lm\"]')"):
         page.evaluate(FIRST_USE_JS)
         page.wait_for_function(FIRST_USE_DONE_JS, timeout=60_000, polling=250)
         page.wait_for_load_state("networkidle")
@@ -95,10 +104,37 @@ def budget_of(name: str, sizes: list[tuple[str, int, int]]) -> tuple[str, int]:
     return "text", TEXT_BUDGET
 
 
+def model_files() -> list[tuple[str, int, int]]:
+    """(file, raw bytes, gzip bytes) of each model file the build writes for the page (``browser.model``):
+    the translator's and chapter 8's language model's, each fetched on its explorer's first use."""
+    from transformer_lib.browser.model import write_book_lm, write_book_model
+
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = write_book_model(tmp) + write_book_lm(tmp)
+        return [(p.name, len(b), len(gzip.compress(b, 6))) for p in paths for b in [p.read_bytes()]]
+
+
+def report_model_files() -> int:
+    files = model_files()
+    print("Model files the page fetches on first use (written by transformer_lib.browser.model); kB = 1024 bytes.")
+    print(f"{'file':24} {'raw kB':>7} {'gzip kB':>7}")
+    for name, raw, packed in files:
+        print(f"{name:24} {raw / 1024:7.0f} {packed / 1024:7.0f}")
+    packed = sum(f[2] for f in files)
+    print(f"{'all':24} {sum(f[1] for f in files) / 1024:7.0f} {packed / 1024:7.0f}  "
+          f"budget {FIRST_USE_BUDGET / 1024:.0f} kB gzip, {packed / FIRST_USE_BUDGET:.0%} used\n")
+    return 1 if packed > FIRST_USE_BUDGET else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", type=Path, help="a built book's HTML folder (default: build one)")
+    parser.add_argument("--models-only", action="store_true", help="only the model files, without a book")
     args = parser.parse_args()
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    models_over = report_model_files()
+    if args.models_only:
+        return models_over
     from playwright.sync_api import sync_playwright
 
     over = []
@@ -126,7 +162,7 @@ def main() -> int:
                 if later:
                     deferred.append((name, later))
             print("\nLoaded on first use only (not in the first visit above): bertviz's button, the live explorer's "
-                  "first translation.")
+                  "first translation, the language-model explorer's first use.")
             print(f"{'page':34} {'req':>4} {'raw kB':>7} {'gzip kB':>7}  files (gzip kB)")
             for name, later in deferred:
                 files = ", ".join(f"{_name(u)} {g / 1024:.0f}" for u, _, g in sorted(later, key=lambda s: -s[2]))
@@ -134,7 +170,7 @@ def main() -> int:
                       f"{sum(s[2] for s in later) / 1024:7.0f}  {files}")
             browser.close()
     print(f"\n{len(over)} page(s) over budget" + (f": {', '.join(over)}" if over else ""))
-    return 1 if over else 0
+    return 1 if over or models_over else 0
 
 
 if __name__ == "__main__":

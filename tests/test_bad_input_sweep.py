@@ -45,6 +45,7 @@ from transformer_lib import (
     tokenization,
     training,
 )
+from transformer_lib.browser import lm_explorer
 from transformer_lib.browser import model as browser_model
 from transformer_lib.browser import page as live_explorers
 from transformer_lib.config import TransformerConfig
@@ -54,6 +55,7 @@ from transformer_lib.figures import embeddings as embeddings_figures
 from transformer_lib.figures import ledger as ledger_figures
 from transformer_lib.figures import models as models_figures
 from transformer_lib.figures import rnn as rnn_figures
+from transformer_lib.figures import sampling as sampling_figures
 from transformer_lib.figures import training as training_figures
 from transformer_lib.tokenization import Vocab
 from transformer_lib.train import data as train_data
@@ -235,7 +237,7 @@ CALLS = {
         train_sentences=list(SENTENCES), test_sentences=["the cat ran"], vocab=VOCAB, alpha=0.1)),
     "language_model.sample_sentences": lambda: (language_model.sample_sentences, dict(
         model=LM, vocab=VOCAB, n=2, max_new_tokens=3, temperature=1.0, top_k=3, top_p=0.9,
-        generator=torch.Generator().manual_seed(0))),
+        generator=torch.Generator().manual_seed(0), prompt="the cat")),
     "evaluation.exact_match": lambda: (evaluation.exact_match, dict(hypotheses=["a b"], references=["a c"])),
     "evaluation.bleu": lambda: (evaluation.bleu, dict(hypotheses=["the cat sat on"], references=["the cat sat on"])),
     "evaluation.accuracy_by_length": lambda: (evaluation.accuracy_by_length, dict(
@@ -435,6 +437,19 @@ CALLS = {
         batch=tokenization.collate([([4, 5], [6]), ([7], [8, 9])], VOCAB), rank=1, world_size=2)),
     "browser.model.browser_model_files": lambda: (browser_model.browser_model_files, dict(
         model=MODEL, src_vocab=VOCAB, tgt_vocab=VOCAB)),
+    # chapter 8's language model, live (issue 23)
+    "sampling.next_token_probs": lambda: (sampling.next_token_probs, dict(
+        logits=torch.randn(2, 5), temperature=0.7, top_k=3, top_p=0.9, banned_ids=(0,))),
+    "language_model.never_drawn": lambda: (language_model.never_drawn, dict(vocab=VOCAB)),
+    "language_model.next_word_probs": lambda: (language_model.next_word_probs, dict(
+        model=LM, vocab=VOCAB, prompt="the cat", temperature=0.8, top_k=3, top_p=0.9)),
+    "browser.model.file_names": lambda: (browser_model.file_names, dict(stem="book-lm")),
+    "browser.lm_explorer.read_lm_settings": lambda: (lm_explorer.read_lm_settings, dict(
+        temperature=1.0, top_k="3", top_p=0.9, seed="0")),
+    "figures.sampling.next_word_figure": lambda: (sampling_figures.next_word_figure, dict(
+        unfiltered=language_model.next_word_probs(LM, VOCAB, "the").tolist(),
+        probs=language_model.next_word_probs(LM, VOCAB, "the", top_k=2).tolist(), vocab=list(VOCAB.itos),
+        prompt="the", temperature=1.0, top_k=2, top_p=0.9, shown=5)),
 }
 
 FRENCH = "nous achetons nos grandes voitures"
@@ -508,6 +523,8 @@ EXEMPT_PREFIXES = {
     "validation.": "the checks themselves: they report the name they are given (tests/test_bad_input_*.py)",
     "pretrained.": "loads, trains or writes the shipped models: tests/test_pretrained*.py test its arguments",
     "browser.explorers.": "widgets: every error becomes a message in the widget (tests/test_figures_explorers.py)",
+    "browser.lm_explorer.LanguageModelExplorer": "a widget: every error becomes a message in it "
+                                                 "(tests/test_live_lm.py)",
     "lexicon.": RECORD,
     "grammar.": "the corpus grammar's internals, driven by make_corpus (tests/test_corpus.py)",
     "torch_reference.": "copies weights between two modules the tests build themselves (tests/test_layers.py)",
@@ -552,6 +569,7 @@ OTHER_EXEMPT = {
     "checkpoint.check_sha256": "compares two digests the library computed",
     "browser.model.write_browser_model": "writes files: tests/test_live_model.py",
     "browser.model.write_book_model": "writes files: tests/test_live_model.py",
+    "browser.model.write_book_lm": "writes files: tests/test_live_lm.py",
     "browser.model.read_weights": "reads files: tests/test_live_model.py",
     "browser.page.write_page_files": "writes files: tests/test_live_model.py",
     "multi_head_attention.LayerCaches": "list's own constructor (positional only): a list of caches; its "

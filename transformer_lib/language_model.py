@@ -11,6 +11,8 @@ alone: no source, no encoder, no cross-attention, the causal mask unchanged.
 * ``perplexity``: exp of the mean negative log-likelihood per predicted token, ``<eos>`` included;
   ``bigram_perplexity``: the same for a model that counts which word follows which (a baseline);
   ``next_token_entropy``: how spread the next-token distribution is, at a temperature.
+* ``next_word_probs``: the distribution ``sample_sentences`` draws the next word from after ``<sos>`` and a
+  prompt (``sampling.next_token_probs``), the one the page's explorer shows;
 * ``sample_sentences``: sentences drawn from the model (``sampling.sample_continuation`` after ``<sos>``);
   ``sample_shares``: what they are, by the grammar's own judgement (``oracle.classify_sentence``).
 """
@@ -27,13 +29,14 @@ from torch import Tensor, nn
 
 from .models import DecoderOnlyTransformer
 from .oracle import SENTENCE_KINDS, classify_sentence
-from .sampling import sample_continuation, tempered_logits
+from .sampling import next_token_probs, sample_continuation, tempered_logits
 from .tokenization import Batch, Vocab, make_batches
 from .training import TrainingHistory, train
 from .validation import (
     check_instance,
     check_number,
     check_positive_int,
+    check_sentence,
     check_token_ids,
     check_token_list,
     check_vocab_size,
@@ -166,21 +169,52 @@ class SampledSentence:
     ended: bool  # the model drew <eos> (False: it was cut at max_new_tokens)
 
 
-def sample_sentences(model: DecoderOnlyTransformer, vocab: Vocab, n: int, *, max_new_tokens: int = 20,
-                     temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
-                     generator: torch.Generator | None = None) -> list[SampledSentence]:
-    """``n`` sentences drawn from ``model`` after ``<sos>`` (one batch), each until ``<eos>`` or
-    ``max_new_tokens``; ``<sos>`` and ``<unk>`` are never drawn. Sampling arguments as
-    ``sampling.sample_continuation`` (``temperature=0``: greedy)."""
+def never_drawn(vocab: Vocab) -> tuple[int, ...]:
+    """The tokens the language model never draws: ``<pad>``, ``<sos>`` and ``<unk>``."""
+    check_instance("vocab", vocab, Vocab, "a Vocab")
+    return (vocab.pad_id, vocab.sos_id, vocab.unk_id)
+
+
+def _prompt_ids(model: DecoderOnlyTransformer, vocab: Vocab, prompt: object) -> list[int]:
+    """``<sos>`` and the prompt's word ids (an unknown word reads as ``<unk>``), checked to fit the positions."""
     check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
     check_instance("vocab", vocab, Vocab, "a Vocab")
     check_vocab_size("vocab", vocab, model.config.tgt_vocab_size, "the model's config.tgt_vocab_size")
+    ids = [vocab.sos_id, *vocab.encode(check_sentence("prompt", prompt))]
+    if len(ids) > model.config.max_len:
+        raise ValueError(f"prompt: the model reads at most config.max_len={model.config.max_len} positions, "
+                         f"<sos> included; expected at most {model.config.max_len - 1} words, got {len(ids) - 1}")
+    return ids
+
+
+@torch.inference_mode()
+def next_word_probs(model: DecoderOnlyTransformer, vocab: Vocab, prompt: str = "", *, temperature: float = 1.0,
+                    top_k: int | None = None, top_p: float | None = None) -> Tensor:
+    """(V,) float64: the distribution ``sample_sentences(prompt=prompt)`` draws its first word from, over the
+    whole vocabulary in id order. ``<sos>`` and the prompt's words go in; ``never_drawn`` tokens are out, the
+    temperature comes first, then the filter (``sampling.next_token_probs``); ``temperature=0``: greedy."""
+    ids = _prompt_ids(model, vocab, prompt)
+    model.eval()
+    device = next(model.parameters()).device
+    logits = model(torch.tensor([ids], device=device))[0, -1]  # (V,)
+    return next_token_probs(logits, temperature=temperature, top_k=top_k, top_p=top_p,
+                            banned_ids=never_drawn(vocab)).cpu()
+
+
+def sample_sentences(model: DecoderOnlyTransformer, vocab: Vocab, n: int, *, max_new_tokens: int = 20,
+                     temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
+                     generator: torch.Generator | None = None, prompt: str = "") -> list[SampledSentence]:
+    """``n`` sentences drawn from ``model`` after ``<sos>`` and the ``prompt``'s words (one batch), each until
+    ``<eos>`` or ``max_new_tokens``; ``never_drawn`` tokens (``<pad>``, ``<sos>``, ``<unk>``) never are.
+    Each text holds the words drawn (not the prompt). Sampling arguments as ``sampling.sample_continuation``
+    (``temperature=0``: greedy); each draw is from the distribution ``next_word_probs`` gives."""
+    ids = _prompt_ids(model, vocab, prompt)
     check_positive_int("n", n)
     device = next(model.parameters()).device
-    prompt = torch.full((n, 1), vocab.sos_id, dtype=torch.long, device=device)
-    rows = sample_continuation(model, prompt, max_new_tokens=max_new_tokens, temperature=temperature, top_k=top_k,
-                               top_p=top_p, generator=generator, eos_id=vocab.eos_id,
-                               banned_ids=(vocab.sos_id, vocab.unk_id))
+    prompt_ids = torch.tensor([ids] * n, dtype=torch.long, device=device)  # (n, 1 + words)
+    rows = sample_continuation(model, prompt_ids, max_new_tokens=max_new_tokens, temperature=temperature,
+                               top_k=top_k, top_p=top_p, generator=generator, eos_id=vocab.eos_id,
+                               banned_ids=never_drawn(vocab)[1:])  # sample_continuation bans <pad> itself
     ended = [bool(row) and row[-1] == vocab.eos_id for row in rows]
     return [SampledSentence(vocab.decode(row[:-1] if end else row), end) for row, end in zip(rows, ended, strict=True)]
 

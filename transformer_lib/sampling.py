@@ -101,16 +101,44 @@ def tempered_logits(logits: Tensor, temperature: float) -> Tensor:
     return (logits - logits.max(dim=-1, keepdim=True).values) / temperature
 
 
+def _banned_out(logits: Tensor, banned_ids: tuple[int, ...] | list[int]) -> Tensor:
+    """``logits`` with the ``banned_ids`` set to -inf (a new tensor)."""
+    if isinstance(banned_ids, str) or not isinstance(banned_ids, tuple | list):
+        raise TypeError(f"banned_ids: expected a tuple of token ids, got {type(banned_ids).__name__}")
+    for i, token in enumerate(banned_ids):
+        check_special_id(f"banned_ids[{i}]", token, logits.shape[-1])
+    logits = logits.clone()
+    if banned_ids:
+        logits[..., list(banned_ids)] = float("-inf")
+    return logits
+
+
+def next_token_probs(logits: Tensor, *, temperature: float = 1.0, top_k: int | None = None,
+                     top_p: float | None = None, banned_ids: tuple[int, ...] = ()) -> Tensor:
+    """(..., V) logits -> (..., V) float64 probabilities of the next draw: the ``banned_ids`` set to -inf,
+    the temperature first (``tempered_logits``), then ``filter_logits(top_k, top_p)``, then softmax.
+    ``temperature=0`` (greedy) puts all the mass on the most probable allowed token (the first of equal
+    ones, as ``torch.argmax``). ``draw_next`` draws from exactly this distribution."""
+    _check_logits(logits)
+    temperature = check_sampling_args(temperature, top_k, top_p, None, allow_greedy=True)
+    logits = _banned_out(logits, banned_ids)
+    if temperature == 0.0:
+        best = filter_logits(logits).argmax(dim=-1, keepdim=True)  # (..., 1); filter_logits checks the rows
+        return torch.zeros(logits.shape, dtype=torch.float64, device=logits.device).scatter_(-1, best, 1.0)
+    return filter_logits(tempered_logits(logits, temperature), top_k=top_k, top_p=top_p).softmax(dim=-1)
+
+
 def draw_next(logits: Tensor, *, temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
-              generator: torch.Generator | None = None) -> Tensor:
-    """(B, V) logits -> (B,) tokens drawn from softmax(logits / temperature), filtered by
-    ``filter_logits(top_k, top_p)``; ``temperature=0`` takes the most probable token."""
+              generator: torch.Generator | None = None, banned_ids: tuple[int, ...] = ()) -> Tensor:
+    """(B, V) logits -> (B,) tokens drawn from ``next_token_probs`` (softmax(logits / temperature), the
+    ``banned_ids`` never drawn, filtered by ``filter_logits(top_k, top_p)``); ``temperature=0`` takes the
+    most probable token (and draws no random number)."""
     check_ndim("logits", logits, 2, "(batch, vocab)")
     temperature = check_sampling_args(temperature, top_k, top_p, generator, allow_greedy=True)
     if temperature == 0.0:
-        return logits.argmax(dim=-1)
-    logits = filter_logits(tempered_logits(logits, temperature), top_k=top_k, top_p=top_p)
-    return torch.multinomial(logits.softmax(dim=-1), 1, generator=generator).squeeze(1)
+        return _banned_out(logits, banned_ids).argmax(dim=-1)
+    probs = next_token_probs(logits, temperature=temperature, top_k=top_k, top_p=top_p, banned_ids=banned_ids)
+    return torch.multinomial(probs, 1, generator=generator).squeeze(1)
 
 
 @torch.inference_mode()
@@ -176,8 +204,8 @@ def sample_continuation(
     fed = tokens
     for _ in range(max_new_tokens):
         logits = (model(fed, cache) if use_cache else model(tokens))[:, -1]  # (B, V)
-        logits[:, banned] = float("-inf")
-        next_token = draw_next(logits, temperature=temperature, top_k=top_k, top_p=top_p, generator=generator)
+        next_token = draw_next(logits, temperature=temperature, top_k=top_k, top_p=top_p, generator=generator,
+                               banned_ids=banned)
         next_token = next_token.masked_fill(finished, pad_id)  # finished rows only mark time
         tokens = torch.cat([tokens, next_token[:, None]], dim=1)
         fed = next_token[:, None]

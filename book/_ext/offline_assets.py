@@ -13,8 +13,9 @@
 * The live explorers (``transformer_lib.browser.page``): on pages that hold one, plotly.js,
   ``_static/live``'s scripts and the theme (``transformer_lib.browser.theme``: the look and the
   messages, inline as ``<script id="tc-live-theme">``). The build writes the scripts there from the
-  package (``browser.page.write_page_files``, with ``theme.json``) and the book's model
-  (``browser.model``), which the page fetches only when the reader first uses it.
+  package (``browser.page.write_page_files``, with ``theme.json``) and the book's models
+  (``browser.model``: the translator, and chapter 8's language model, whose scripts go only on the
+  page that holds its explorer), which the page fetches only when the reader first uses them.
   Where the live explorers replaced every saved widget view, the saved widget state and the
   widget manager (1.9 MB) are left out.
 * On every page: ``reader.css`` (a page never wider than a phone's screen, code wrapped at the
@@ -57,6 +58,8 @@ WIDGET_MANAGER = "html-manager/embed.js"
 PLOTLY_MARKER = "Plotly.newPlot"
 LIVE_MARKER = 'class="tc-live"'  # transformer_lib.browser.page.live_explorer_html
 LIVE_SCRIPTS = ("live/book-model.js", "live/explorers.js")
+LM_MARKER = 'data-explorer="lm"'  # chapter 8's language-model explorer (transformer_lib.browser.lm_explorer)
+LM_SCRIPTS = ("live/book-lm.js", "live/lm-explorer.js")  # only on a page that holds it
 LIVE_CSS = "live/explorers.css"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -123,6 +126,9 @@ def add_page_scripts(app: Sphinx, pagename: str, templatename: str, context: dic
         app.add_js_file(None, body=theme_json(), type="application/json", id=THEME_ID, priority=509)
         for priority, script in enumerate(LIVE_SCRIPTS, start=510):  # after plotly.js, the model first
             app.add_js_file(script, priority=priority)
+        if LM_MARKER in context.get("body", ""):
+            for priority, script in enumerate(LM_SCRIPTS, start=520):  # on book-model.js's core and explorers.js
+                app.add_js_file(script, priority=priority)
         app.add_css_file(LIVE_CSS)
     if _draws_plotly(context) or live:
         # priority 200: a plain script in the head, before the widget manager (500) runs saved outputs.
@@ -182,11 +188,12 @@ def write_live_model(app: Sphinx, exception: Exception | None) -> None:
     the package: not committed twice)."""
     if exception is not None or app.builder.format != "html":
         return
-    from transformer_lib.browser.model import write_book_model
+    from transformer_lib.browser.model import write_book_lm, write_book_model
     from transformer_lib.browser.page import write_page_files
 
     write_page_files(Path(app.outdir) / "_static" / "live")
     write_book_model(Path(app.outdir) / "_static" / "live")
+    write_book_lm(Path(app.outdir) / "_static" / "live")  # chapter 8's language model, fetched on first use
 
 
 def setup(app: Sphinx) -> dict:

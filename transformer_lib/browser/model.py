@@ -8,6 +8,10 @@ plain JavaScript, no runtime to download). It reads
 * ``book-model.json``: the configuration, both vocabularies (``itos``), the tokenisation rules
   and, for each tensor name, its shape and offset (in floats) into the ``.bin`` file.
 
+Any model is written the same way under its own stem: chapter 8's language model
+(``models.DecoderOnlyTransformer``, one vocabulary, ``src_vocab`` None) as ``book-lm.bin`` and
+``book-lm.json`` (:func:`write_book_lm`), which ``static/book-lm.js`` reads.
+
 The sinusoidal table is not stored: the page computes it from the formula, as the library does
 (float64, then rounded to float32). :func:`write_browser_model` is called by the book's Sphinx
 extension at build time, so the site always carries the weights the notebooks used.
@@ -23,18 +27,31 @@ from pathlib import Path
 import numpy as np
 from torch import nn
 
-from ..models import Transformer
+from ..language_model import never_drawn
+from ..models import DecoderOnlyTransformer, Transformer
 from ..tokenization import SPECIALS, Vocab
 
 FORMAT = "transformer-computed/browser-model"
 VERSION = 1
-WEIGHTS_FILE = "book-model.bin"
-MANIFEST_FILE = "book-model.json"
+STEM = "book-model"  # the translator's files
+LM_STEM = "book-lm"  # chapter 8's language model's files
+WEIGHTS_FILE = f"{STEM}.bin"
+MANIFEST_FILE = f"{STEM}.json"
 
 
-def _check_model(model: object) -> Transformer:
-    if not isinstance(model, Transformer):
-        raise TypeError(f"model: expected a transformer_lib.models.Transformer, got {type(model).__name__}")
+def file_names(stem: str = STEM) -> tuple[str, str]:
+    """(weights file, manifest file) of the model written under ``stem``."""
+    if not isinstance(stem, str):
+        raise TypeError(f"stem: expected a str, got {type(stem).__name__}")
+    if not stem or not all(c.isascii() and (c.isalnum() or c in "-_") for c in stem):
+        raise ValueError(f"stem: expected a file name of ASCII letters, digits, '-' and '_', got {stem!r:.60}")
+    return f"{stem}.bin", f"{stem}.json"
+
+
+def _check_model(model: object) -> Transformer | DecoderOnlyTransformer:
+    if not isinstance(model, Transformer | DecoderOnlyTransformer):
+        raise TypeError(f"model: expected a transformer_lib.models.Transformer or DecoderOnlyTransformer, "
+                        f"got {type(model).__name__}")
     config = model.config
     unsupported = {
         "positional": (config.positional, "sinusoidal"),
@@ -63,20 +80,29 @@ def _weights(model: nn.Module) -> tuple[bytes, dict[str, dict]]:
     return b"".join(chunks), tensors
 
 
-def browser_model_files(model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab) -> dict[str, bytes]:
-    """``{file name: content}`` for the page: the float32 weights and the JSON manifest."""
+def browser_model_files(model: Transformer | DecoderOnlyTransformer, src_vocab: Vocab | None, tgt_vocab: Vocab,
+                        stem: str = STEM) -> dict[str, bytes]:
+    """``{file name: content}`` for the page: the float32 weights and the JSON manifest, named by ``stem``.
+    A decoder-only model has one vocabulary, ``tgt_vocab``; its ``src_vocab`` is None."""
     model = _check_model(model)
-    for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
-        if not isinstance(vocab, Vocab):
+    weights_file, manifest_file = file_names(stem)
+    decoder_only = isinstance(model, DecoderOnlyTransformer)
+    if decoder_only and src_vocab is not None:
+        raise ValueError("src_vocab: a decoder-only model reads no source; expected None, got a Vocab")
+    for name, vocab in (("src_vocab", None if decoder_only else src_vocab), ("tgt_vocab", tgt_vocab)):
+        if not isinstance(vocab, Vocab) and not (decoder_only and name == "src_vocab"):
             raise TypeError(f"{name}: expected a Vocab, got {type(vocab).__name__}")
     weights, tensors = _weights(model)
     manifest = {
         "format": FORMAT,
         "version": VERSION,
+        "model_class": type(model).__name__,
         "config": dataclasses.asdict(model.config),
-        "src_vocab": list(src_vocab.itos),
+        "src_vocab": None if decoder_only else list(src_vocab.itos),
         "tgt_vocab": list(tgt_vocab.itos),
         "special_ids": {"pad": Vocab.pad_id, "sos": Vocab.sos_id, "eos": Vocab.eos_id, "unk": Vocab.unk_id},
+        # a language model's tokens that are never drawn (language_model.never_drawn), for book-lm.js
+        **({"never_drawn": list(never_drawn(tgt_vocab))} if decoder_only else {}),
         "tokenization": {
             # Vocab.encode: words are the pieces of str.split() (the page holds Python's whitespace set);
             # a word outside the vocabulary is <unk>.
@@ -84,7 +110,7 @@ def browser_model_files(model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab) 
             "specials": list(SPECIALS),
         },
         "weights": {
-            "file": WEIGHTS_FILE,
+            "file": weights_file,
             "dtype": "float32-le",
             "floats": len(weights) // 4,
             "sha256": hashlib.sha256(weights).hexdigest(),
@@ -92,15 +118,17 @@ def browser_model_files(model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab) 
         },
     }
     text = json.dumps(manifest, ensure_ascii=True, sort_keys=True, separators=(",", ":"))
-    return {WEIGHTS_FILE: weights, MANIFEST_FILE: text.encode("ascii")}
+    return {weights_file: weights, manifest_file: text.encode("ascii")}
 
 
-def write_browser_model(folder: Path | str, model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab) -> list[Path]:
+def write_browser_model(folder: Path | str, model: Transformer | DecoderOnlyTransformer, src_vocab: Vocab | None,
+                        tgt_vocab: Vocab, stem: str = STEM) -> list[Path]:
     """Write the two files into ``folder`` (created if needed); return their paths. Same model, same bytes."""
+    files = browser_model_files(model, src_vocab, tgt_vocab, stem)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
-    for name, content in browser_model_files(model, src_vocab, tgt_vocab).items():
+    for name, content in files.items():
         path = folder / name
         if not path.is_file() or path.read_bytes() != content:
             path.write_bytes(content)
@@ -116,10 +144,19 @@ def write_book_model(folder: Path | str) -> list[Path]:
     return write_browser_model(folder, checkpoint.model, checkpoint.src_vocab, checkpoint.tgt_vocab)
 
 
-def read_weights(folder: Path | str) -> dict[str, np.ndarray]:
+def write_book_lm(folder: Path | str) -> list[Path]:
+    """Chapter 8's shipped language model (``pretrained.book_lm()``), written for the page into ``folder``
+    as ``book-lm.bin`` and ``book-lm.json`` (``static/book-lm.js`` fetches them on first use)."""
+    from ..pretrained import book_lm
+
+    checkpoint = book_lm()
+    return write_browser_model(folder, checkpoint.model, None, checkpoint.tgt_vocab, LM_STEM)
+
+
+def read_weights(folder: Path | str, stem: str = STEM) -> dict[str, np.ndarray]:
     """The tensors back from the two files (what the page reads), by state-dict name."""
     folder = Path(folder)
-    manifest = json.loads((folder / MANIFEST_FILE).read_text())
+    manifest = json.loads((folder / file_names(stem)[1]).read_text())
     flat = np.frombuffer((folder / manifest["weights"]["file"]).read_bytes(), dtype="<f4")
     out = {}
     for name, entry in manifest["weights"]["tensors"].items():

@@ -38,6 +38,18 @@ MESSAGES = {
     "failed": "Something went wrong ({error}).",
     "loading": "Loading the book's model (about 1.1 MB, once)\u2026",
     "fallback": "This explorer runs in the page of the built book, or with a Python kernel (JupyterLab or Binder).",
+    # chapter 8's language-model explorer (browser.lm_explorer, static/lm-explorer.js, static/book-lm.js)
+    "lm_empty": "No prompt: the bars are the model's bets on a sentence's first word. Type French words "
+                "(the corpus's) to see what it expects next.",
+    "lm_temperature": "The temperature must be a number of at least 0 (0: always the most probable word), got {value}.",
+    "lm_top_k": "Top-k must be a whole number of at least 1, or empty for no top-k, got \u201c{value}\u201d.",
+    "lm_top_p": "Top-p must be a number above 0 and at most 1 (1: no top-p), got {value}.",
+    "lm_seed": "The seed must be a whole number from 0 to {max}, got \u201c{value}\u201d.",
+    "lm_too_long": "The prompt is {typed} words long, but this model reads at most {read} after <sos>: "
+                   "shorten it.",
+    "lm_max_new": "maxNew must be a whole number from 1 to {room} (the positions left after the prompt), "
+                  "got {value}.",
+    "lm_loading": "Loading the book's language model (about 0.5 MB, once)\u2026",
 }
 # plotly.js options plotly.py's config does not need to name (plotly.py never shows these links)
 PAGE_ONLY_CONFIG = {"showEditInChartStudio": False, "showLink": False}

@@ -5,8 +5,9 @@
   encodings (chapter 3);
 * ``rnn``, ``embeddings``, ``models``, ``training``: the figures of chapters 1, 2, 6 and 7;
 * ``architecture``: the whole model in one picture, generated from a ``Transformer`` (chapter 6);
+* ``sampling``: a language model's next word under temperature, top-k and top-p (chapter 8);
 * ``bertviz``: bertviz's views, rewritten to load their libraries from the book.
 
 Import from the module (``from transformer_lib.figures.display import show``): this package
-imports none of them. (The explorers, the one module that imports ipywidgets, are in ``browser``.)
+imports none of them. (The explorers, the modules that import ipywidgets, are in ``browser``.)
 """

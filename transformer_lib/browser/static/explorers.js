@@ -513,6 +513,9 @@
   }
   window.tcExplorers = { peTable, sinusoidalSimilarity, ropeScores, ropeScoresFor, positionalFigure, attentionFigure,
     positionalProblem, baseLayout, plotConfig };
+  // the page helpers other explorers build with (lm-explorer.js)
+  window.tcExplorers.dom = { el, labelled, select, setOptions, message, name, escapeHtml, sentenceCase, debounce,
+    plotlyReady, NARROW };
   if (typeof document === "undefined") return; // Node, in the tests: the functions above only
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
   else startAll();
