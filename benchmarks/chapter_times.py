@@ -7,10 +7,11 @@ own; ``$TRANSFORMER_BOOK_READER_VENV`` names another place), and runs each chapt
 with nbclient in a fresh kernel of that environment, with ``OMP_NUM_THREADS=1`` and without the
 checkout on its path; nothing is written back to the notebooks. For each chapter it prints the
 seconds from starting the kernel to the end of the last cell (as "Restart Kernel and Run All"
-does), the seconds of the first import cell, and the kernel's peak resident memory (``VmHWM`` in
-``/proc/<kernel pid>/status``), against the budgets: 10 s a chapter, 60 s for the chapters that
-train live (6, 7 and 8), 600 MB of memory. It writes them, with the host's processor, thread count
-and the date, to ``book/data/chapter_times.json`` (``--no-write`` to skip), which the performance
+does), the seconds of the first import cell, the kernel's CPU time (which other programs on the
+machine disturb less than the wall clock), and its peak resident memory (``VmHWM`` in
+``/proc/<kernel pid>/status``), against the budgets: 10 s a chapter, 60 s for the chapters that train
+live (6, 7 and 8), 600 MB of memory. It writes them, with the host's processor, thread count and the
+date, to ``book/data/chapter_times.json`` (``--no-write`` to skip), which the performance
 appendix shows (``transformer_lib.measure.chapter_times_table``). The load average is printed
 beside the times: other jobs on the machine slow every cell down. A benchmark, not a test.
 
@@ -65,6 +66,12 @@ def peak_rss_mb(pid: int) -> float:
     raise RuntimeError(f"no VmHWM in /proc/{pid}/status")
 
 
+def cpu_seconds(pid: int) -> float:
+    """The process's CPU time so far, user and system (fields 14 and 15 of ``/proc/<pid>/stat``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()  # after "pid (name)"
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_chapter(path: Path, env: dict[str, str]) -> dict:
     """Run ``path`` top to bottom in a fresh kernel: total seconds, the first import cell's, the peak memory."""
     nb = nbformat.read(path, as_version=4)
@@ -80,8 +87,9 @@ def run_chapter(path: Path, env: dict[str, str]) -> dict:
             client.execute_cell(cell, index, execution_count=client.code_cells_executed + 1)
             cell_seconds[index] = time.perf_counter() - cell_started
         seconds = time.perf_counter() - started
-        peak = peak_rss_mb(client.km.provisioner.pid)
-    return {"notebook": path.name, "seconds": round(seconds, 2),
+        pid = client.km.provisioner.pid
+        peak, cpu = peak_rss_mb(pid), cpu_seconds(pid)
+    return {"notebook": path.name, "seconds": round(seconds, 2), "cpu_seconds": round(cpu, 2),
             "first_cell_seconds": round(cell_seconds[first_imports], 2), "peak_rss_mb": round(peak, 1),
             "budget_seconds": BUDGET_S_BY_CHAPTER.get(path.name, BUDGET_S), "budget_peak_rss_mb": BUDGET_PEAK_RSS_MB}
 
@@ -111,13 +119,14 @@ def main() -> int:
                                        capture_output=True, text=True, check=True, env=env).stdout.strip()
         load_before = os.getloadavg()[0]
         print(f"installed: {location}; load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        print(f"{'chapter':32s} {'run s':>6s} {'imports s':>9s} {'budget s':>8s} {'peak MB':>8s} {'budget MB':>9s}")
+        print(f"{'chapter':32s} {'run s':>6s} {'CPU s':>6s} {'imports s':>9s} {'budget s':>8s} {'peak MB':>8s} "
+              f"{'budget MB':>9s}")
         rows = []
         for path in paths:
             row = run_chapter(path, env)
             rows.append(row)
             ok = row["seconds"] <= row["budget_seconds"] and row["peak_rss_mb"] <= row["budget_peak_rss_mb"]
-            print(f"{path.name:32s} {row['seconds']:6.1f} {row['first_cell_seconds']:9.1f} "
+            print(f"{path.name:32s} {row['seconds']:6.1f} {row['cpu_seconds']:6.1f} {row['first_cell_seconds']:9.1f} "
                   f"{row['budget_seconds']:8.0f} {row['peak_rss_mb']:8.0f} {row['budget_peak_rss_mb']:9.0f}  "
                   f"{'ok' if ok else 'OVER'}", flush=True)
     load_after = os.getloadavg()[0]
