@@ -107,6 +107,9 @@ def main() -> int:
     parser.add_argument("--no-write", action="store_true", help=f"do not write {RESULTS.relative_to(ROOT)}")
     args = parser.parse_args()
     paths = args.notebooks or sorted((ROOT / "book").glob("[0-9][0-9]_*.ipynb"))
+    # What is measured: the commit the wheel is built from ("-dirty" with uncommitted changes).
+    commit = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True,
+                            cwd=ROOT).stdout.strip()
     venv = reader_venv()
     with tempfile.TemporaryDirectory() as tmp:
         install(venv, build_wheel(Path(tmp)), "--force-reinstall", "--no-deps")
@@ -136,8 +139,7 @@ def main() -> int:
                  "python": platform.python_version(), "load_average_before": load_before,
                  "load_average_after": load_after},
         "date": datetime.date.today().isoformat(),
-        "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                                 cwd=ROOT).stdout.strip(),
+        "commit": commit,
         "chapters": rows,
     }
     chapter_times_table(results)  # the appendix can show what is written
