@@ -33,6 +33,7 @@ from transformer_lib import (
     greedy_trace,
     html_embed,
     language_model,
+    measure,
     models,
     multi_head_attention,
     oracle,
@@ -450,6 +451,10 @@ CALLS = {
         unfiltered=language_model.next_word_probs(LM, VOCAB, "the").tolist(),
         probs=language_model.next_word_probs(LM, VOCAB, "the", top_k=2).tolist(), vocab=list(VOCAB.itos),
         prompt="the", temperature=1.0, top_k=2, top_p=0.9, shown=5)),
+    "measure.chapter_times_table": lambda: (measure.chapter_times_table, dict(results=dict(
+        host=dict(cpu="a CPU", cores=2, threads=1, torch="2", load_average_before=0.5, load_average_after=1.0),
+        date="2026-11-26", chapters=[dict(notebook="01.ipynb", seconds=9.0, cpu_seconds=8.0, first_cell_seconds=3.0,
+                                          peak_rss_mb=400.0, budget_seconds=10.0, budget_peak_rss_mb=600.0)]))),
 }
 
 FRENCH = "nous achetons nos grandes voitures"

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import sacrebleu
 import torch
 
 from .decoding import Seq2SeqModel, check_translation_model, generate
@@ -51,6 +50,8 @@ def exact_match(hypotheses: Sequence[str], references: Sequence[str]) -> float:
 def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
     """Corpus BLEU (0 to 100) against one reference per sentence, by ``sacrebleu.corpus_bleu``."""
     hypotheses, references = _check_aligned(hypotheses, references)
+    import sacrebleu  # here, not at the top: it takes half a second, and most importers never score BLEU
+
     return float(sacrebleu.corpus_bleu(hypotheses, [references]).score)
 
 

@@ -7,6 +7,8 @@
   ``torch.utils._python_dispatch.TorchDispatchMode`` (a private module of torch, so the counts are
   those of the pinned torch version). Chapter 1 counts an encoder's sequential work with it; chapter 4
   reads ``largest``, the most numbers one operation wrote out (the size of the largest tensor made).
+* ``chapter_times_table``: what ``benchmarks/chapter_times.py`` measured (every chapter run as a Binder
+  reader runs it, written to ``book/data/chapter_times.json``) as the table of the performance appendix.
 """
 
 from __future__ import annotations
@@ -14,12 +16,12 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from torch import Tensor
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from .validation import check_positive_int
+from .validation import check_instance, check_number, check_positive_int
 
 
 def best_time(fn: Callable[[], object], repeats: int = 5) -> float:
@@ -52,3 +54,56 @@ class OperationCounter(TorchDispatchMode):
             if isinstance(result, Tensor):
                 self.largest = max(self.largest, result.numel())
         return out
+
+
+def _entry(name: str, mapping: Mapping, key: str, cls: type | tuple[type, ...], what: str) -> object:
+    """``mapping[key]``, which must be there and an instance of ``cls``; errors name ``name[key]``."""
+    if key not in mapping:
+        raise ValueError(f"{name}: expected a {key!r} entry, got the entries {sorted(map(str, mapping))}")
+    return check_instance(f"{name}[{key!r}]", mapping[key], cls, what)
+
+
+def _seconds(name: str, row: Mapping, key: str) -> float:
+    return check_number(f"{name}[{key!r}]", _entry(name, row, key, (int, float), "a number"), minimum=0)
+
+
+def chapter_times_table(results: Mapping) -> str:
+    """The Markdown of ``benchmarks/chapter_times.py``'s measurements (``book/data/chapter_times.json``,
+    as ``json`` reads it): a sentence naming the host, then a row a chapter with its seconds to the last
+    cell (of which the first import cell), the kernel's CPU seconds, its peak memory, and the budgets.
+    The verdict is on the wall clock, what a reader waits."""
+    check_instance("results", results, Mapping, "the mapping of book/data/chapter_times.json")
+    host = _entry("results", results, "host", Mapping, "a mapping")
+    cpu = _entry("results['host']", host, "cpu", str, "the processor's name")
+    cores = _entry("results['host']", host, "cores", int, "an int")
+    threads = _entry("results['host']", host, "threads", int, "an int")
+    torch_version = _entry("results['host']", host, "torch", str, "a version")
+    load = [_seconds("results['host']", host, key) for key in ("load_average_before", "load_average_after")]
+    date = _entry("results", results, "date", str, "a date")
+    chapters = _entry("results", results, "chapters", list, "a list of rows")
+    if not chapters:
+        raise ValueError("results['chapters']: expected at least one chapter, got none")
+    lines = [
+        f"Measured on **{cpu}** ({cores} cores) on {date}, on {threads} thread{'s' if threads != 1 else ''} "
+        f"(`OMP_NUM_THREADS={threads}`), PyTorch {torch_version}: the library installed from its wheel, "
+        f"a fresh kernel for each chapter, as on Binder. The load average (programs wanting a core) was "
+        f"{load[0]:.1f} at the start and {load[1]:.1f} at the end: other programs slow every cell down, and "
+        f"disturb the kernel's CPU time less than the wall clock.",
+        "",
+        "| chapter | seconds to the last cell | of which the first imports | kernel's CPU seconds | budget, s "
+        "| kernel's peak memory, MB | budget, MB | within budget |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for i, row in enumerate(chapters):
+        name = f"results['chapters'][{i}]"
+        check_instance(name, row, Mapping, "a mapping")
+        notebook = _entry(name, row, "notebook", str, "a notebook's file name")
+        seconds, imports, cpu, budget = (_seconds(name, row, key) for key in (
+            "seconds", "first_cell_seconds", "cpu_seconds", "budget_seconds"))
+        memory, memory_budget = (_seconds(name, row, key) for key in ("peak_rss_mb", "budget_peak_rss_mb"))
+        over = [what for what, value, limit in (("time", seconds, budget), ("memory", memory, memory_budget))
+                if value > limit]
+        verdict = "yes" if not over else "no: over in " + " and ".join(over)
+        lines.append(f"| {notebook.removesuffix('.ipynb')} | {seconds:.1f} | {imports:.1f} | {cpu:.1f} | {budget:.0f} "
+                     f"| {memory:.0f} | {memory_budget:.0f} | {verdict} |")
+    return "\n".join(lines)

@@ -31,7 +31,6 @@ from typing import Protocol
 import torch
 from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR, LRScheduler
-from tqdm import tqdm  # a text bar: a widget bar would be a dead, unfocusable control in the static book
 
 from .validation import (
     check_bool,
@@ -385,6 +384,8 @@ class _Reporter:
         self.history = TrainingHistory(device=str(device))
         epochs_total = options.epochs * n_batches if options.epochs is not None else None
         total = options.steps if options.steps is not None else epochs_total
+        from tqdm import tqdm  # on first use: a text bar (a widget bar would be a dead control in the static book)
+
         self.bar = tqdm(total=total, disable=not options.progress, desc="training", unit="step", mininterval=0.5)
         self.elapsed = 0.0
 

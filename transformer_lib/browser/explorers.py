@@ -4,16 +4,16 @@
 translation path of the library) and draws any attention map behind it;
 ``PositionalEncodingExplorer`` redraws ``figures.positions.positional_encoding_figure`` as its
 sliders move. In the built book, where no kernel runs, the saved widget state draws the
-controls and the last figure. This is the only module of the library that imports ipywidgets.
+controls and the last figure. This is the only module of the library that imports ipywidgets, and
+only when an explorer is made: importing it takes a second on one CPU, and a chapter's first cell
+imports this module long before its explorer appears.
 """
 
 from __future__ import annotations
 
 import html
 from collections.abc import Callable
-
-import ipywidgets as widgets
-import plotly.graph_objects as go
+from typing import TYPE_CHECKING
 
 from ..capture import AttentionMaps, capture_translation
 from ..decoding import Translation, max_decode_length, translate
@@ -25,6 +25,10 @@ from ..tokenization import Vocab, normalize_sentence
 from ..validation import shorten
 from .page import live_explorer_html, translation_payload
 from .theme import MESSAGES
+
+if TYPE_CHECKING:
+    import ipywidgets as widgets
+    import plotly.graph_objects as go
 
 
 def _show_in(output: widgets.Output, fig: go.Figure) -> None:
@@ -79,6 +83,8 @@ class AttentionExplorer:
     ) -> None:
         if not isinstance(model, Transformer):
             raise TypeError(f"model: expected a transformer_lib.models.Transformer, got {type(model).__name__}")
+        import ipywidgets as widgets  # on first use (see the module's docstring)
+
         self.model, self.src_vocab, self.tgt_vocab, self.beam_size = model, src_vocab, tgt_vocab, beam_size
         self.result: Translation | None = None
         self.maps: AttentionMaps | None = None
@@ -193,6 +199,8 @@ class PositionalEncodingExplorer:
     ``positional_encoding_figure`` (needs a kernel; the saved state draws in the book)."""
 
     def __init__(self, d_model: int = 64, dims: tuple[int, int] = (0, 7), positions: tuple[int, int] = (0, 50)) -> None:
+        import ipywidgets as widgets  # on first use (see the module's docstring)
+
         # One slider a line, each long enough to move by one step (three side by side were a few pixels long).
         look = dict(continuous_update=False, layout=widgets.Layout(width="36em"),
                     style={"description_width": "6em"})
