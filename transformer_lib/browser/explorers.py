@@ -48,8 +48,9 @@ def _sentence_case(text: str) -> str:
 
 
 def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int | None = None) -> list[str]:
-    """What the reader should know about how the model read the sentence: unknown words, and a
-    sentence longer than the model reads (``typed_tokens``, when the explorer had to cut it)."""
+    """What the reader should know about how the model read the sentence: unknown words, a
+    sentence longer than the model reads (``typed_tokens``, when the explorer had to cut it), and
+    a one-word sentence (the corpus has none: the model tends to repeat the word)."""
     notes = []
     if translation.unknown_words:
         listed = ", ".join(MESSAGES["unknown_word"].format(word=shorten(w))
@@ -58,6 +59,8 @@ def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int 
     read = len(translation.src_ids)
     if typed_tokens is not None and typed_tokens > read:
         notes.append(MESSAGES["too_long"].format(typed=typed_tokens, read=read))
+    if read == 1:
+        notes.append(MESSAGES["one_word"])
     return notes
 
 

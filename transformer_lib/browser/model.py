@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 from pathlib import Path
 
 import numpy as np
 from torch import nn
 
+from ..decoding import MAX_LEN_EXTRA, MAX_LEN_PER_SOURCE_TOKEN, max_decode_length, translate
 from ..models import Transformer
 from ..tokenization import SPECIALS, Vocab
 
@@ -77,6 +79,11 @@ def browser_model_files(model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab) 
         "src_vocab": list(src_vocab.itos),
         "tgt_vocab": list(tgt_vocab.itos),
         "special_ids": {"pad": Vocab.pad_id, "sos": Vocab.sos_id, "eos": Vocab.eos_id, "unk": Vocab.unk_id},
+        # decoding.default_max_len's rule (a translation takes at most per_source_token * S + extra
+        # tokens, at most max_len) and translate's length-penalty alpha, for the page's decoding
+        "decoding": {"per_source_token": MAX_LEN_PER_SOURCE_TOKEN, "extra": MAX_LEN_EXTRA,
+                     "max_len": max_decode_length(model),
+                     "alpha": inspect.signature(translate).parameters["alpha"].default},
         "tokenization": {
             # Vocab.encode: words are the pieces of str.split() (the page holds Python's whitespace set);
             # a word outside the vocabulary is <unk>.

@@ -54,7 +54,9 @@ def translation_payload(translation: Translation, maps: AttentionMaps, src_vocab
         "notes": list(notes),
         "ended": translation.ended,
         "src_tokens": [src_vocab.itos[i] for i in translation.src_ids],
-        "decoder_tokens": [tgt_vocab.itos[tgt_vocab.sos_id], *tokens],
+        # the rows of the decoder maps: <sos> and the tokens read (a translation cut at its length
+        # limit never read its last token: capture_translation has no row for it)
+        "decoder_tokens": [tgt_vocab.itos[tgt_vocab.sos_id], *(tokens if translation.ended else tokens[:-1])],
         "attention": {kind: [_rounded(layer[0].tolist()) for layer in getattr(maps, kind)]
                       for kind in ("encoder_self", "decoder_self", "cross")},
     }
