@@ -24,7 +24,7 @@ from ..tokenization import Vocab
 from ..validation import check_choice, check_instance, check_token_list
 from .theme import MESSAGES, THEME_FILE, theme_json
 
-KINDS = ("attention", "positional")
+KINDS = ("attention", "positional", "stepper")
 
 
 def _rounded(values: object) -> object:
@@ -65,7 +65,8 @@ def translation_payload(translation: Translation, maps: AttentionMaps, src_vocab
 def live_explorer_html(kind: str, **settings: object) -> str:
     """The static book's form of an explorer: ``kind`` is ``"attention"`` (settings: ``sentence``,
     and ``result``, a :func:`translation_payload` or None) or ``"positional"`` (settings:
-    ``d_model``, ``dims``, ``positions``)."""
+    ``d_model``, ``dims``, ``positions``) or ``"stepper"`` (settings: ``sentence``, ``beam`` and
+    ``result``, a ``decoding_steps.SearchTrace`` payload with ``notes``, or None)."""
     check_choice("kind", kind, list(KINDS))
     for name, value in settings.items():  # each setting named in an error: it is an argument of this call
         try:
