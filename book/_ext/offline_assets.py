@@ -56,7 +56,7 @@ MATHJAX_HUB_SHIM = "mathjax-hub-shim.js"
 WIDGET_MANAGER = "html-manager/embed.js"
 PLOTLY_MARKER = "Plotly.newPlot"
 LIVE_MARKER = 'class="tc-live"'  # transformer_lib.browser.page.live_explorer_html
-LIVE_SCRIPTS = ("live/book-model.js", "live/explorers.js")
+LIVE_SCRIPTS = ("live/book-model.js", "live/explorers.js", "live/book-trace.js", "live/stepper.js")
 LIVE_CSS = "live/explorers.css"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"

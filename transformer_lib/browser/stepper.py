@@ -27,6 +27,17 @@ from .theme import MESSAGES
 MAX_BEAM = 4  # greedy (1) and beam search (2 to 4), as the page's stepper (book-trace.js)
 
 
+def _short(value: object) -> object:
+    """A trace's numbers at 5 decimals, for the page's copy (float64 would print 17 digits each)."""
+    if isinstance(value, float):
+        return round(value, 5)
+    if isinstance(value, list | tuple):
+        return [_short(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _short(v) for k, v in value.items()}
+    return value
+
+
 class DecodingStepper:
     """Type a sentence, pick a beam size, and step through its decoding (previous / next step).
 
@@ -67,7 +78,7 @@ class DecodingStepper:
 
     def _repr_mimebundle_(self, **kwargs: object) -> dict:
         # text/html: the in-page stepper of the static book (JupyterLab shows the widget view)
-        result = None if self.trace is None else {**self.trace.payload(), "notes": list(self.notes)}
+        result = None if self.trace is None else _short({**self.trace.payload(), "notes": list(self.notes)})
         html_view = live_explorer_html("stepper", sentence=self.sentence.value, beam=self.beam.value, result=result)
         return {**self.widget._repr_mimebundle_(**kwargs), "text/html": html_view}
 
