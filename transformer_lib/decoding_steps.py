@@ -102,10 +102,7 @@ def trace_decoding(
         raise TypeError(f"model: expected a Transformer (decoder layers with cross_attn), got {type(model).__name__}")
     if src_itos is not None:
         check_token_list("src_itos", src_itos)
-        if int(src_ids.max()) >= len(src_itos):
-            raise ValueError(f"src_itos: holds {len(src_itos)} tokens, but src_ids has id {int(src_ids.max())}")
-    src_tokens = [src_itos[i] if src_itos is not None else str(i) for i in src_ids[0].tolist()]
-    trace = SearchTrace(beam_size, max_len, src_tokens)
+    trace = SearchTrace(beam_size, max_len, [])
     ended_with_eos = []  # beam_search's own hypotheses: the best is one of them, or was cut at max_len
 
     def record(seen: BeamStep) -> None:
@@ -135,6 +132,10 @@ def trace_decoding(
                               "score": beam["log_prob"] / length_penalty(len(beam["tokens"]), alpha)}
                              for beam in last["kept"]]
         last["kept"] = []
+    # the source's tokens once the search has read src_ids (the encoder checks they are token ids)
+    if src_itos is not None and int(src_ids.max()) >= len(src_itos):
+        raise ValueError(f"src_itos: holds {len(src_itos)} tokens, but src_ids has id {int(src_ids.max())}")
+    trace.src_tokens = [src_itos[i] if src_itos is not None else str(i) for i in src_ids[0].tolist()]
     trace.tokens = [itos[i] for i in best.tokens]
     trace.ended = any(h is best for h in ended_with_eos)
     return trace

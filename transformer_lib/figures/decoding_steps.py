@@ -72,7 +72,7 @@ def step_figures(trace: SearchTrace, step: int) -> tuple[go.Figure, go.Figure]:
         n_bars += len(labels)
     bars.update_layout(
         template=BOOK_TEMPLATE, title=dict(text=f"Step {record['step']}: the next token's top candidates"),
-        xaxis=dict(title=dict(text="probability"), range=[0, 1.45]),
+        xaxis=dict(title=dict(text="probability"), range=[0, 1.45], tickvals=[0, 0.25, 0.5, 0.75, 1]),
         yaxis=dict(title=dict(text="candidate"), autorange="reversed", type="category"),
         height=140 + 24 * n_bars, showlegend=many, legend=dict(orientation="h", y=-0.25 if many else 1))
     beam = record["beams"][record["chosen"]["beam"]]

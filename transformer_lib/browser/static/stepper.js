@@ -69,7 +69,7 @@
     const title = `Step ${record.step}: the next token's top candidates`;
     const barLayout = baseLayout({
       title: { text: narrow ? `Step ${record.step}:<br>the next token's top candidates` : title },
-      xaxis: axis({ title: { text: "probability" }, range: [0, 1.45] }),
+      xaxis: axis({ title: { text: "probability" }, range: [0, 1.45], tickvals: [0, 0.25, 0.5, 0.75, 1] }),
       yaxis: axis({ title: { text: "candidate" }, autorange: "reversed", type: "category", automargin: true }),
       height: 140 + 24 * nBars, showlegend: many, legend: { orientation: "h", y: many ? -0.25 : 1 },
     });
