@@ -28,9 +28,9 @@ MAX_BEAM = 4  # greedy (1) and beam search (2 to 4), as the page's stepper (book
 
 
 def _short(value: object) -> object:
-    """A trace's numbers at 5 decimals, for the page's copy (float64 would print 17 digits each)."""
+    """A trace's numbers at 4 decimals, for the page's copy (float64 would print 17 digits each)."""
     if isinstance(value, float):
-        return round(value, 5)
+        return round(value, 4)
     if isinstance(value, list | tuple):
         return [_short(v) for v in value]
     if isinstance(value, dict):
