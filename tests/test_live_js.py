@@ -6,7 +6,7 @@
   ``positional_encoding.sinusoidal_table`` and ``figures.positions``' matrices.
 * ``book-model.js``'s forward pass, post-norm and pre-norm, on small models exported as
   ``browser.model`` exports the book's: the same greedy tokens as ``decoding.translate`` and the
-  same attention maps as ``capture.capture_attention``.
+  same attention maps as ``capture.capture_translation``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import torch
 
 from transformer_lib.browser.model import MANIFEST_FILE, WEIGHTS_FILE, browser_model_files
 from transformer_lib.browser.theme import MESSAGES, theme, theme_json
-from transformer_lib.capture import capture_attention
+from transformer_lib.capture import capture_translation
 from transformer_lib.config import TransformerConfig
 from transformer_lib.decoding import translate
 from transformer_lib.figures.display import BOOK_TEMPLATE, MODEBAR_REMOVED, PALETTE
@@ -220,16 +220,15 @@ def test_book_model_js_runs_the_librarys_forward_pass(tmp_path: Path, norm_first
         assert result["src_tokens"] == sentence.split() and result["unknown"] == [], sentence
         assert result["tokens"] == expected.tokens, sentence
         assert result["ended"] == expected.ended, sentence
-        # the page's maps are capture_attention's for the decoder input <sos> + output (as
-        # tests/test_live_model.py checks for the book's model)
-        decoder_in = [tgt.sos_id] + [tgt.stoi[t] for t in expected.tokens]
-        maps = capture_attention(model, torch.tensor([src.encode(sentence)]), torch.tensor([decoder_in]))
+        # the page's maps are capture_translation's: those of the decoder inputs <sos> + output that
+        # produced a token (a translation cut at its limit never read its last token)
+        maps = capture_translation(model, expected, src, tgt)
         for kind in ("encoder_self", "decoder_self", "cross"):
             reference = np.stack([layer[0].numpy() for layer in getattr(maps, kind)])  # (layers, heads, q, k)
             in_page = np.array(result["attention"][kind])
             assert in_page.shape == reference.shape, (sentence, kind)
             worst = max(worst, float(np.abs(in_page - reference).max()))
-    assert worst <= 1e-5, f"attention differs from capture_attention by up to {worst:.2e}"
+    assert worst <= 1e-5, f"attention differs from capture_translation by up to {worst:.2e}"
     assert any(len(r["tokens"]) > 1 for r in got)  # a decoder that ran several steps on its cache
 
 

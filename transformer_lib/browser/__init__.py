@@ -3,8 +3,10 @@
 * ``model``: the trained model written for the page (weights and a JSON manifest);
 * ``page``: an explorer's HTML for the static book, and the page's files (``write_page_files``);
 * ``theme``: the theme and messages the page reads, written once, by Python;
-* ``explorers``: the ipywidgets explorers of JupyterLab (the only module that imports ipywidgets);
-* ``static/``: the page's scripts (``book-model.js``, ``explorers.js``) and style, as package data.
+* ``explorers``: the ipywidgets explorers of JupyterLab (with ``stepper``, the only modules that import ipywidgets);
+* ``stepper``: the decoding stepper of JupyterLab (greedy and beam search, one step at a time);
+* ``static/``: the page's scripts (``book-model.js``, ``explorers.js``, ``book-trace.js``, ``stepper.js``)
+  and style, as package data.
 
 Import from the module; this package imports none of them.
 """

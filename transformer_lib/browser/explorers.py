@@ -4,7 +4,8 @@
 translation path of the library) and draws any attention map behind it;
 ``PositionalEncodingExplorer`` redraws ``figures.positions.positional_encoding_figure`` as its
 sliders move. In the built book, where no kernel runs, the saved widget state draws the
-controls and the last figure. This is the only module of the library that imports ipywidgets.
+controls and the last figure. This module and ``browser.stepper`` (the decoding stepper, built on
+its helpers) are the only modules of the library that import ipywidgets.
 """
 
 from __future__ import annotations

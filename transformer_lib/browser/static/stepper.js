@@ -93,6 +93,7 @@
     });
     if (narrow) {
       for (const layout of [barLayout, crossLayout]) layout.margin = { l: 50, r: 10, t: 80, b: 50 };
+      barLayout.xaxis.range = [0, 1.9]; // room for "0.95 ◀ chosen" beside a full bar
       crossLayout.coloraxis.colorbar.thickness = 12;
     }
     return { bars: { data: barData, layout: barLayout }, cross: { data: crossData, layout: crossLayout } };
