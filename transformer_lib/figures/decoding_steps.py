@@ -2,7 +2,7 @@
 
 * ``step_figures``: the top candidates of every live beam as bars (the token being chosen, the
   extensions kept and the ``<eos>`` that ends a hypothesis named beside their bars, the chosen one
-  hatched too: nothing said by colour alone), and the cross-attention row of the query behind the
+  outlined too: nothing said by colour alone), and the cross-attention row of the query behind the
   choice, every layer and head over the source tokens;
 * ``step_summary_html``: what the step read and chose, the beams kept and the hypotheses ended.
 
@@ -65,16 +65,18 @@ def step_figures(trace: SearchTrace, step: int) -> tuple[go.Figure, go.Figure]:
         probs = [round(p, 4) for _, p in beam["candidates"]]
         bars.add_trace(go.Bar(
             x=probs, y=labels, orientation="h", name=f"beam {j + 1}",
-            text=[f"{p:.2f}" + (f" \u25c0 {m}" if m else "") for p, m in zip(probs, beam_marks, strict=True)],
+            # the label from the unrounded probability (0.125 rounded to 4 decimals would be a tie at 2)
+            text=[f"{p:.2f}" + (f" \u25c0 {m}" if m else "") for (_, p), m in zip(beam["candidates"], beam_marks,
+                                                                                 strict=True)],
             textposition="outside", cliponaxis=False,
-            marker=dict(pattern=dict(shape=["/" if m == CHOSEN else "" for m in beam_marks])),
+            marker=dict(line=dict(color="black", width=[2.5 if m == CHOSEN else 0 for m in beam_marks])),
             hovertemplate="%{y}: p = %{x:.4f}<extra></extra>"))
         n_bars += len(labels)
     bars.update_layout(
         template=BOOK_TEMPLATE, title=dict(text=f"Step {record['step']}: the next token's top candidates"),
         xaxis=dict(title=dict(text="probability"), range=[0, 1.45], tickvals=[0, 0.25, 0.5, 0.75, 1]),
         yaxis=dict(title=dict(text="candidate"), autorange="reversed", type="category"),
-        height=140 + 24 * n_bars, showlegend=many, legend=dict(orientation="h", y=-0.25 if many else 1))
+        height=140 + 24 * n_bars, showlegend=False)  # each label names its beam
     beam = record["beams"][record["chosen"]["beam"]]
     rows = [f"layer {layer + 1}, head {head + 1}"
             for layer, heads in enumerate(beam["cross"]) for head in range(len(heads))]

@@ -3,7 +3,7 @@
  * Type a sentence, choose a beam size (1: greedy, 2 to 4: beam search), then step through the
  * search with the previous / next buttons (or the arrow keys): each step shows the top candidates
  * of every live beam with their probabilities (the chosen token, the extensions kept and an <eos>
- * that ends a hypothesis named beside their bars), the beams kept, the hypotheses ended, and the
+ * that ends a hypothesis named beside their bars, the chosen bar outlined), the beams kept, the hypotheses ended, and the
  * cross-attention row behind the choice. The trace is window.bookModel.trace (book-trace.js, on the
  * page's model core), computed once per sentence and beam size: a step only redraws (Plotly.react).
  * The figures and tables mirror transformer_lib.figures.decoding_steps; the settings and the
@@ -47,6 +47,14 @@
     });
   }
 
+  function labelMargin(trace) { // px for the longest candidate label of any step, and the axis title
+    let longest = 0;
+    for (const record of trace.steps) {
+      for (const beam of record.beams) for (const [token] of beam.candidates) longest = Math.max(longest, token.length);
+    }
+    return Math.min(260, 50 + 7.5 * (longest + (trace.beam_size > 1 ? 8 : 0)));
+  }
+
   // figures.decoding_steps.step_figures: the candidates and the cross-attention row of the choice
   function stepFigures(trace, step, width) {
     const record = trace.steps[step - 1];
@@ -60,9 +68,10 @@
       return {
         type: "bar", orientation: "h", name: `beam ${j + 1}`, x: probs,
         y: beam.candidates.map(([token]) => (many ? `beam ${j + 1}: ${token}` : token)),
-        text: probs.map((p, i) => p.toFixed(2) + (marks[j][i] ? ` \u25c0 ${marks[j][i]}` : "")),
+        text: beam.candidates.map(([, p], i) => p.toFixed(2) + (marks[j][i] ? ` \u25c0 ${marks[j][i]}` : "")),
         textposition: "outside", cliponaxis: false,
-        marker: { pattern: { shape: marks[j].map((m) => (m === CHOSEN ? "/" : "")) } },
+        // the chosen bar outlined (a shape, not a colour); no hatching: plotly's patterns cost a step 3x the time
+        marker: { line: { color: "black", width: marks[j].map((m) => (m === CHOSEN ? 2.5 : 0)) } },
         hovertemplate: "%{y}: p = %{x:.4f}<extra></extra>",
       };
     });
@@ -70,8 +79,11 @@
     const barLayout = baseLayout({
       title: { text: narrow ? `Step ${record.step}:<br>the next token's top candidates` : title },
       xaxis: axis({ title: { text: "probability" }, range: [0, 1.45], tickvals: [0, 0.25, 0.5, 0.75, 1] }),
-      yaxis: axis({ title: { text: "candidate" }, autorange: "reversed", type: "category", automargin: true }),
-      height: 140 + 24 * nBars, showlegend: many, legend: { orientation: "h", y: many ? -0.25 : 1 },
+      yaxis: axis({ title: { text: "candidate" }, autorange: "reversed", type: "category", automargin: false }),
+      height: 140 + 24 * nBars, showlegend: false, // each label names its beam
+      // a margin fixed for the whole trace (room for its longest label), not plotly's automargin: a
+      // step then redraws the bars without a second layout pass (stepping must be fast)
+      margin: Object.assign({}, theme().layout.margin, { l: labelMargin(trace) }),
     });
     const beam = record.beams[record.chosen.beam];
     const rows = [];
@@ -88,11 +100,12 @@
       coloraxis: { cmin: 0, cmax: 1, colorscale: theme().colorscales.Blues, colorbar: { title: { text: "weight" } } },
       xaxis: axis({ title: { text: "source token (key)" }, tickmode: "array", tickangle: -45,
         tickvals: src.map((_, i) => i), ticktext: src.map(escapeHtml) }),
-      yaxis: axis({ title: { text: "layer, head" }, autorange: "reversed", automargin: true }),
+      yaxis: axis({ title: { text: "layer, head" }, autorange: "reversed", automargin: false }),
+      margin: Object.assign({}, theme().layout.margin, { l: 140 }), // "layer 2, head 4" and the axis title
       height: 140 + 26 * rows.length,
     });
     if (narrow) {
-      for (const layout of [barLayout, crossLayout]) layout.margin = { l: 50, r: 10, t: 80, b: 50 };
+      for (const layout of [barLayout, crossLayout]) Object.assign(layout.margin, { r: 10, t: 80, b: 50 });
       barLayout.xaxis.range = [0, 1.9]; // room for "0.95 ◀ chosen" beside a full bar
       crossLayout.coloraxis.colorbar.thickness = 12;
     }
