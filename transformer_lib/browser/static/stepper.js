@@ -47,12 +47,12 @@
     });
   }
 
-  function labelMargin(trace) { // px for the longest candidate label of any step, and the axis title
+  function labelMargin(trace, narrow) { // px for the longest candidate label of any step, and the axis title
     let longest = 0;
     for (const record of trace.steps) {
       for (const beam of record.beams) for (const [token] of beam.candidates) longest = Math.max(longest, token.length);
     }
-    return Math.min(260, 50 + 7.5 * (longest + (trace.beam_size > 1 ? 8 : 0)));
+    return Math.min(260, 50 + 7.5 * (longest + (trace.beam_size > 1 ? (narrow ? 4 : 8) : 0)));
   }
 
   // figures.decoding_steps.step_figures: the candidates and the cross-attention row of the choice
@@ -67,7 +67,7 @@
       nBars += probs.length;
       return {
         type: "bar", orientation: "h", name: `beam ${j + 1}`, x: probs,
-        y: beam.candidates.map(([token]) => (many ? `beam ${j + 1}: ${token}` : token)),
+        y: beam.candidates.map(([token]) => (many ? `${narrow ? "b" : "beam "}${j + 1}: ${token}` : token)),
         text: beam.candidates.map(([, p], i) => p.toFixed(2) + (marks[j][i] ? ` \u25c0 ${marks[j][i]}` : "")),
         textposition: "outside", cliponaxis: false,
         // the chosen bar outlined (a shape, not a colour); no hatching: plotly's patterns cost a step 3x the time
@@ -83,7 +83,7 @@
       height: 140 + 24 * nBars, showlegend: false, // each label names its beam
       // a margin fixed for the whole trace (room for its longest label), not plotly's automargin: a
       // step then redraws the bars without a second layout pass (stepping must be fast)
-      margin: Object.assign({}, theme().layout.margin, { l: labelMargin(trace) }),
+      margin: Object.assign({}, theme().layout.margin, { l: labelMargin(trace, narrow) }),
     });
     const beam = record.beams[record.chosen.beam];
     const rows = [];
@@ -107,6 +107,7 @@
     if (narrow) {
       for (const layout of [barLayout, crossLayout]) Object.assign(layout.margin, { r: 10, t: 80, b: 50 });
       barLayout.xaxis.range = [0, 1.9]; // room for "0.95 ◀ chosen" beside a full bar
+      barLayout.xaxis.tickvals = [0, 0.5, 1];
       crossLayout.coloraxis.colorbar.thickness = 12;
     }
     return { bars: { data: barData, layout: barLayout }, cross: { data: crossData, layout: crossLayout } };
