@@ -83,12 +83,14 @@ def live_test_page(folder: Path) -> Path:
     plotly.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "book" / "_static" / "vendor" / "plotly" / "plotly-book.min.js", plotly)
     scripts = "".join(f'<script src="_static/{s}"></script>' for s in (
-        "vendor/plotly/plotly-book.min.js", "live/book-model.js", "live/explorers.js"))
+        "vendor/plotly/plotly-book.min.js", "live/book-model.js", "live/explorers.js", "live/book-trace.js",
+        "live/stepper.js"))
     (folder / "index.html").write_text(
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>live explorers</title>'
         '<link rel="icon" href="data:,">'
         f'<link rel="stylesheet" href="_static/live/explorers.css">{scripts}</head><body style="max-width:60em">'
         f'{live_explorer_html("attention", sentence="", result=None)}'
-        f'{live_explorer_html("positional", d_model=64, dims=[0, 7], positions=[0, 50])}</body></html>'
+        f'{live_explorer_html("positional", d_model=64, dims=[0, 7], positions=[0, 50])}'
+        f'{live_explorer_html("stepper", sentence="", beam=1, result=None)}</body></html>'
     )
     return folder

@@ -26,6 +26,7 @@ from transformer_lib import (
     corpus,
     decoder,
     decoding,
+    decoding_steps,
     embeddings,
     encoder,
     evaluation,
@@ -52,6 +53,7 @@ from transformer_lib.browser import page as live_explorers
 from transformer_lib.config import TransformerConfig
 from transformer_lib.figures import architecture, display, positions
 from transformer_lib.figures import attention as attention_figures
+from transformer_lib.figures import decoding_steps as step_figures
 from transformer_lib.figures import embeddings as embeddings_figures
 from transformer_lib.figures import ledger as ledger_figures
 from transformer_lib.figures import models as models_figures
@@ -84,6 +86,7 @@ Q4 = torch.randn(1, 2, 3, 4)
 MAPS = capture.capture_attention(MODEL, SRC, TGT, VOCAB.itos, VOCAB.itos)
 TRANSLATION = decoding.translate(MODEL, "the cat", VOCAB, VOCAB, max_len=3)
 SPECIAL = dict(sos_id=1, eos_id=2, max_len=3)
+TRACE = decoding_steps.trace_decoding(MODEL, SRC, VOCAB.itos, **SPECIAL, beam_size=2)
 
 
 def _vectors() -> torch.Tensor:
@@ -200,6 +203,14 @@ CALLS = {
         temperature=1.0, top_k=3, top_p=0.9, generator=None, allow_greedy=False)),
     "greedy_trace.trace_greedy": lambda: (greedy_trace.trace_greedy, dict(
         model=MODEL, src_ids=SRC.clone(), itos=VOCAB.itos, **SPECIAL, top_k=3, pad_id=0)),
+    "decoding_steps.trace_decoding": lambda: (decoding_steps.trace_decoding, dict(
+        model=MODEL, src_ids=SRC.clone(), itos=VOCAB.itos, **SPECIAL, beam_size=2, alpha=0.6, top_k=3, pad_id=0,
+        src_itos=VOCAB.itos)),
+    "decoding_steps.trace_translation": lambda: (decoding_steps.trace_translation, dict(
+        model=MODEL, sentence="the cat", src_vocab=VOCAB, tgt_vocab=VOCAB, beam_size=2, alpha=0.6, top_k=3)),
+    "figures.decoding_steps.candidate_marks": lambda: (step_figures.candidate_marks, dict(trace=TRACE, step=1)),
+    "figures.decoding_steps.step_figures": lambda: (step_figures.step_figures, dict(trace=TRACE, step=1)),
+    "figures.decoding_steps.step_summary_html": lambda: (step_figures.step_summary_html, dict(trace=TRACE, step=1)),
     # text
     "tokenization.Vocab": lambda: (Vocab, dict(tokens=list(WORDS))),
     "tokenization.Vocab.build": lambda: (Vocab.build, dict(sentences=list(SENTENCES), min_freq=1)),
@@ -530,6 +541,7 @@ EXEMPT_PREFIXES = {
     "browser.explorers.": "widgets: every error becomes a message in the widget (tests/test_figures_explorers.py)",
     "browser.lm_explorer.LanguageModelExplorer": "a widget: every error becomes a message in it "
                                                  "(tests/test_live_lm.py)",
+    "browser.stepper.": "a widget: every error becomes a message in the widget (tests/test_decoding_steps.py)",
     "lexicon.": RECORD,
     "grammar.": "the corpus grammar's internals, driven by make_corpus (tests/test_corpus.py)",
     "torch_reference.": "copies weights between two modules the tests build themselves (tests/test_layers.py)",

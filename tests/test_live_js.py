@@ -6,7 +6,7 @@
   ``positional_encoding.sinusoidal_table`` and ``figures.positions``' matrices.
 * ``book-model.js``'s forward pass, post-norm and pre-norm, on small models exported as
   ``browser.model`` exports the book's: the same greedy tokens as ``decoding.translate`` and the
-  same attention maps as ``capture.capture_attention``.
+  same attention maps as ``capture.capture_translation``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import torch
 
 from transformer_lib.browser.model import MANIFEST_FILE, WEIGHTS_FILE, browser_model_files
 from transformer_lib.browser.theme import MESSAGES, theme, theme_json
-from transformer_lib.capture import capture_attention
+from transformer_lib.capture import capture_translation
 from transformer_lib.config import TransformerConfig
 from transformer_lib.decoding import translate
 from transformer_lib.figures.display import BOOK_TEMPLATE, MODEBAR_REMOVED, PALETTE
@@ -35,7 +35,7 @@ from transformer_lib.positional_encoding import sinusoidal_table
 from transformer_lib.tokenization import Vocab
 
 STATIC = resources.files("transformer_lib.browser") / "static"
-SCRIPTS = ("book-model.js", "explorers.js")
+SCRIPTS = ("book-model.js", "explorers.js", "book-trace.js", "stepper.js")
 NODE = shutil.which("node") or shutil.which("nodejs")
 
 # Both scripts in one context, as in a page without a document: window.bookModel, window.tcExplorers.
@@ -220,16 +220,15 @@ def test_book_model_js_runs_the_librarys_forward_pass(tmp_path: Path, norm_first
         assert result["src_tokens"] == sentence.split() and result["unknown"] == [], sentence
         assert result["tokens"] == expected.tokens, sentence
         assert result["ended"] == expected.ended, sentence
-        # the page's maps are capture_attention's for the decoder input <sos> + output (as
-        # tests/test_live_model.py checks for the book's model)
-        decoder_in = [tgt.sos_id] + [tgt.stoi[t] for t in expected.tokens]
-        maps = capture_attention(model, torch.tensor([src.encode(sentence)]), torch.tensor([decoder_in]))
+        # the page's maps are capture_translation's: those of the decoder inputs <sos> + output that
+        # produced a token (a translation cut at its limit never read its last token)
+        maps = capture_translation(model, expected, src, tgt)
         for kind in ("encoder_self", "decoder_self", "cross"):
             reference = np.stack([layer[0].numpy() for layer in getattr(maps, kind)])  # (layers, heads, q, k)
             in_page = np.array(result["attention"][kind])
             assert in_page.shape == reference.shape, (sentence, kind)
             worst = max(worst, float(np.abs(in_page - reference).max()))
-    assert worst <= 1e-5, f"attention differs from capture_attention by up to {worst:.2e}"
+    assert worst <= 1e-5, f"attention differs from capture_translation by up to {worst:.2e}"
     assert any(len(r["tokens"]) > 1 for r in got)  # a decoder that ran several steps on its cache
 
 
@@ -237,3 +236,55 @@ def test_the_theme_json_is_safe_in_a_script_element() -> None:
     text = theme_json()
     assert "</" not in text and json.loads(text) == theme()
     assert re.fullmatch(r"[\x20-\x7e]*", text)  # ASCII: the page's encoding cannot garble it
+
+
+# ---------------------------------------------------------------- book-trace.js and stepper.js
+
+
+@pytest.mark.parametrize("norm_first", [False, True], ids=["post-norm", "pre-norm"])
+def test_the_page_trace_and_stepper_views_are_the_librarys(tmp_path: Path, norm_first: bool) -> None:
+    """bookModel.trace on a small model equals decoding_steps.trace_translation (beams 1 to 4), and
+    the stepper's marks, bar labels and summary equal figures.decoding_steps' for the same trace."""
+    from transformer_lib.decoding_steps import trace_translation
+    from transformer_lib.figures.decoding_steps import candidate_marks, step_figures, step_summary_html
+
+    model, src, tgt = _small_model(norm_first)
+    for name, content in browser_model_files(model, src, tgt).items():
+        (tmp_path / name).write_bytes(content)
+    sentences = ["sa sb sc", "sd se sf sg sh", "si"]
+    traces = {(s, k): trace_translation(model, s, src, tgt, beam_size=k) for s in sentences for k in (1, 2, 3, 4)}
+    payloads = [t.payload() for t in traces.values()]
+    (tmp_path / "traces.json").write_text(json.dumps(payloads))
+    got = run_js(f"""(() => {{
+      const manifest = JSON.parse(fs.readFileSync({json.dumps(str(tmp_path / MANIFEST_FILE))}, "utf8"));
+      const bytes = fs.readFileSync({json.dumps(str(tmp_path / WEIGHTS_FILE))});
+      const model = new window.bookModel.Model(manifest, bytes.buffer.slice(bytes.byteOffset,
+        bytes.byteOffset + bytes.byteLength));
+      const python = JSON.parse(fs.readFileSync({json.dumps(str(tmp_path / "traces.json"))}, "utf8"));
+      return {{
+        traces: {json.dumps(sentences)}.flatMap((s) => [1, 2, 3, 4].map((beam) => model.trace(s, {{beam}}))),
+        views: python.map((t) => t.steps.map((record, i) => ({{
+          marks: window.tcStepper.candidateMarks(record),
+          summary: window.tcStepper.stepSummary(t, i + 1),
+          text: window.tcStepper.stepFigures(t, i + 1, 1000).bars.data.flatMap((d) => d.text),
+        }}))),
+      }};
+    }})()""", tmp_path)
+    for (sentence, beam), trace, in_page, views in zip(traces, traces.values(), got["traces"], got["views"],
+                                                       strict=True):
+        expected = trace.payload()
+        assert in_page["tokens"] == expected["tokens"] and in_page["ended"] == expected["ended"], (sentence, beam)
+        assert len(in_page["steps"]) == len(expected["steps"]), (sentence, beam)
+        for a, b in zip(expected["steps"], in_page["steps"], strict=True):
+            assert a["chosen"]["token"] == b["chosen"]["token"] and a["chosen"]["beam"] == b["chosen"]["beam"]
+            assert [k["tokens"] for k in a["kept"]] == [k["tokens"] for k in b["kept"]]
+            assert [f["tokens"] for f in a["finished"]] == [f["tokens"] for f in b["finished"]]
+            for x, y in zip(a["beams"], b["beams"], strict=True):
+                assert x["prefix"] == y["prefix"] and [c[0] for c in x["candidates"]] == [c[0] for c in y["candidates"]]
+                assert np.allclose([c[1] for c in x["candidates"]], [c[1] for c in y["candidates"]], atol=1e-5)
+                assert np.allclose(x["cross"], y["cross"], atol=1e-5) and abs(x["log_prob"] - y["log_prob"]) < 1e-5
+        for n, view in enumerate(views, start=1):
+            assert view["marks"] == candidate_marks(trace, n), (sentence, beam, n)
+            assert view["summary"] == step_summary_html(trace, n), (sentence, beam, n)
+            assert view["text"] == [t for bar in step_figures(trace, n)[0].data for t in bar.text], (sentence, beam, n)
+    assert any(len(t.steps[1]["beams"]) == 4 for t in traces.values() if len(t.steps) > 1 and t.beam_size == 4)

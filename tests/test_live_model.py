@@ -263,7 +263,9 @@ def test_explorers_in_the_built_book_are_live(site: Path, checkpoint, browser, w
             visit = Visit(browser, f"{base}book/{chapter}.html", width)
             try:
                 page = visit.page
-                explorer = page.locator("div.tc-live").first
+                # chapter 7 also holds the decoding stepper (tests/test_live_stepper.py): the explorer by its kind
+                kind = "positional" if chapter == "03_positional_encoding" else "attention"
+                explorer = page.locator(f"div.tc-live[data-explorer={kind}]").first
                 explorer.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
                 before = _figure_text(explorer)
                 if chapter == "03_positional_encoding":
@@ -277,8 +279,8 @@ def test_explorers_in_the_built_book_are_live(site: Path, checkpoint, browser, w
                     assert visit.fetched(MANIFEST_FILE) == 0
                     explorer.get_by_label("Sentence", exact=True).fill(SENTENCE)
                     explorer.get_by_role("button", name="Translate").click()
-                    page.wait_for_function("(t) => document.querySelector('div.tc-live .tc-output')"
-                                           ".textContent.includes(t)", arg=expected.text, timeout=30_000)
+                    page.wait_for_function("(t) => document.querySelector('div.tc-live[data-explorer=attention] "
+                                           ".tc-output').textContent.includes(t)", arg=expected.text, timeout=30_000)
                     explorer.get_by_label("Head", exact=True).select_option(label="head 2")
                     explorer.get_by_label("Attention", exact=True).select_option(label="encoder self-attention")
                     page.wait_for_function("() => document.querySelector('.tc-attention .gtitle').textContent"

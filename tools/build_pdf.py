@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 PDF_NAME = "the-transformer-computed.pdf"
 PRINT_PAGE = "_print.html"
 VIEWPORT = {"width": 760, "height": 1000}  # about A4's text width at 96 px per inch: figures drawn at print size
-SCRIPTS = ("vendor/plotly/plotly-book.min.js", "plotly-config.js", "live/book-model.js", "live/explorers.js")
+SCRIPTS = ("vendor/plotly/plotly-book.min.js", "plotly-config.js", "live/book-model.js", "live/explorers.js",
+           "live/book-trace.js", "live/stepper.js")
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 

@@ -244,6 +244,19 @@ class Hypothesis:
     score: float  # log_prob / length_penalty(len, alpha)
 
 
+@dataclass
+class BeamStep:
+    """What one step of ``beam_search`` read and kept, passed to its ``observe`` callback
+    (``decoding_steps`` builds the step-by-step trace from it: the trace is the search itself)."""
+
+    step: int  # 0-based: this step chooses generated token step + 1
+    prefixes: Tensor  # (B*k, step + 1) what each row had read, from <sos>
+    log_probs: Tensor  # (B, k, V) float64 next-token log-probabilities of each row
+    beam_scores: Tensor  # (B, k) summed log-probabilities of the rows' prefixes (-inf: no live beam)
+    kept: list[list[tuple[int, int, float]]]  # per sentence, best first: (beam continued, token added, score)
+    finished: list[list[Hypothesis]]  # per sentence: the hypotheses that ended at this step
+
+
 @torch.inference_mode()
 def beam_search(
     model: Seq2SeqModel,
@@ -255,6 +268,7 @@ def beam_search(
     beam_size: int = 4,
     alpha: float = 0.6,
     pad_id: int = 0,
+    observe: Callable[[BeamStep], None] | None = None,
 ) -> list[Hypothesis]:
     """Beam search for a batch of sources; returns the best hypothesis of each.
 
@@ -270,8 +284,13 @@ def beam_search(
     The beams of all sentences run together as one batch of B * beam_size rows; after
     each step ``cache.index_select`` moves every row's cached keys and values to the beam
     that continues it.
+
+    ``observe``, if given, is called once per step with a ``BeamStep`` (after the step's choice, while
+    the model's attention modules still hold that step's weights).
     """
     check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
+    if observe is not None and not callable(observe):
+        raise TypeError(f"observe: expected a callable taking a BeamStep, or None, got {type(observe).__name__}")
     check_positive_int("beam_size", beam_size)
     check_number("alpha", alpha, minimum=0.0)  # a length-penalty exponent; inf would make every score 0
     model.eval()
@@ -302,6 +321,7 @@ def beam_search(
         top_scores, top_index = candidates.topk(min(2 * k, k * vocab), dim=1)  # (B, 2k), best first
         next_rows, next_tokens, next_scores = [], [], []
         last_step = step == max_len - 1
+        before = [len(hyps) for hyps in finished]
         for b in range(batch):
             chosen = 0
             if not done[b]:
@@ -327,6 +347,12 @@ def beam_search(
                 next_tokens.append(pad_id)
                 next_scores.append(float("-inf"))
                 chosen += 1
+        if observe is not None:  # a sentence done at this step keeps no beam
+            kept = [[] if done[b] else [(row - b * k, token, score) for row, token, score in zip(
+                next_rows[b * k:(b + 1) * k], next_tokens[b * k:(b + 1) * k], next_scores[b * k:(b + 1) * k],
+                strict=True) if score > float("-inf")] for b in range(batch)]
+            new = [finished[b][before[b]:] for b in range(batch)]
+            observe(BeamStep(step, tokens, log_probs, beam_scores, kept, new))
         index = torch.tensor(next_rows, device=device)
         tokens = torch.cat([tokens.index_select(0, index), torch.tensor(next_tokens, device=device)[:, None]], dim=1)
         beam_scores = torch.tensor(next_scores, dtype=torch.float64, device=device).view(batch, k)
@@ -381,12 +407,19 @@ def sample_decode(
 # --------------------------------------------------------------------------- sentences
 
 
+# The length rule, in one place: a translation may take MAX_LEN_PER_SOURCE_TOKEN * S + MAX_LEN_EXTRA
+# tokens, capped by the model's positional table. browser.model writes it into the page's manifest.
+MAX_LEN_PER_SOURCE_TOKEN = 2
+MAX_LEN_EXTRA = 10
+
+
 def default_max_len(model: object, src_len: int) -> int:
     """How many tokens a translation may take: twice the source length plus 10, capped by the
     model's positional table (``max_decode_length``)."""
     check_int("src_len", src_len, minimum=1)
     limit = max_decode_length(model)
-    return 2 * src_len + 10 if limit is None else min(2 * src_len + 10, limit)
+    wanted = MAX_LEN_PER_SOURCE_TOKEN * src_len + MAX_LEN_EXTRA
+    return wanted if limit is None else min(wanted, limit)
 
 
 def generate(model: Seq2SeqModel, src_ids: Tensor, tgt_vocab: Vocab, *, beam_size: int = 1, alpha: float = 0.6,

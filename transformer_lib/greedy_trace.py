@@ -2,6 +2,8 @@
 
 ``trace_greedy`` makes the same choices as ``decoding.greedy_decode`` and records, at every step,
 what the decoder had read, the ``top_k`` candidates with their probabilities, and the token chosen.
+It is the greedy view of ``decoding_steps.trace_decoding`` with one beam: the steps come from
+``decoding.beam_search`` itself (with ``beam_size=1``, greedy decoding), not from a copy of its loop.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor
 
-from .decoding import Seq2SeqModel, check_decoding_args, next_token_logits
-from .validation import check_positive_int, check_token_list, check_vocab_size
+from .decoding import Seq2SeqModel
+from .decoding_steps import trace_decoding
 
 
 @dataclass
@@ -72,30 +74,13 @@ def trace_greedy(
 
     ``itos`` maps target ids to tokens. The probabilities are the model's softmax with
     ``<pad>`` and ``<sos>`` excluded, as in ``greedy_decode``; the chosen tokens are
-    the ones ``greedy_decode`` returns.
+    the ones ``greedy_decode`` returns (tests/test_decoding.py compares them).
     """
-    check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
-    if src_ids.shape[0] != 1:
-        raise ValueError(f"src_ids: expected one sentence, shape (1, src_len), got shape {tuple(src_ids.shape)}")
-    check_positive_int("top_k", top_k)
-    check_token_list("itos", itos)
-    check_vocab_size("itos", itos, model.generator.out_features, "the model's output layer (generator)")
-    model.eval()
-    memory = model.encode(src_ids)
-    cache = model.new_cache()
-    prefix = [sos_id]
+    search = trace_decoding(model, src_ids, itos, sos_id=sos_id, eos_id=eos_id, max_len=max_len, beam_size=1,
+                            top_k=top_k, pad_id=pad_id)
     trace = DecodingTrace()
-    for _ in range(max_len):
-        new = torch.tensor([[prefix[-1]]], device=src_ids.device)
-        probs = next_token_logits(model, model.decode(new, memory, src_ids, cache), (pad_id, sos_id)).softmax(-1)[0]
-        top = probs.topk(min(top_k, probs.shape[0]))
-        chosen = int(probs.argmax())
-        trace.steps.append(TraceStep(
-            prefix=[itos[i] for i in prefix],
-            candidates=[(itos[i], float(p)) for p, i in zip(top.values.tolist(), top.indices.tolist(), strict=True)],
-            chosen=itos[chosen],
-        ))
-        prefix.append(chosen)
-        if chosen == eos_id:
-            break
+    for step in search.steps:
+        (beam,) = step["beams"]
+        trace.steps.append(TraceStep(prefix=beam["prefix"], candidates=[tuple(c) for c in beam["candidates"]],
+                                     chosen=step["chosen"]["token"]))
     return trace

@@ -57,7 +57,7 @@ MATHJAX_HUB_SHIM = "mathjax-hub-shim.js"
 WIDGET_MANAGER = "html-manager/embed.js"
 PLOTLY_MARKER = "Plotly.newPlot"
 LIVE_MARKER = 'class="tc-live"'  # transformer_lib.browser.page.live_explorer_html
-LIVE_SCRIPTS = ("live/book-model.js", "live/explorers.js")
+LIVE_SCRIPTS = ("live/book-model.js", "live/explorers.js", "live/book-trace.js", "live/stepper.js")
 LM_MARKER = 'data-explorer="lm"'  # chapter 8's language-model explorer (transformer_lib.browser.lm_explorer)
 LM_SCRIPTS = ("live/book-lm.js", "live/lm-explorer.js")  # only on a page that holds it
 LIVE_CSS = "live/explorers.css"

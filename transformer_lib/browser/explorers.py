@@ -4,7 +4,8 @@
 translation path of the library) and draws any attention map behind it;
 ``PositionalEncodingExplorer`` redraws ``figures.positions.positional_encoding_figure`` as its
 sliders move. In the built book, where no kernel runs, the saved widget state draws the
-controls and the last figure. This is the only module of the library that imports ipywidgets, and
+controls and the last figure. This module, ``browser.stepper`` (the decoding stepper, built on its
+helpers) and ``browser.lm_explorer`` are the only modules of the library that import ipywidgets, and
 only when an explorer is made: importing it takes a second on one CPU, and a chapter's first cell
 imports this module long before its explorer appears.
 """
@@ -52,8 +53,9 @@ def _sentence_case(text: str) -> str:
 
 
 def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int | None = None) -> list[str]:
-    """What the reader should know about how the model read the sentence: unknown words, and a
-    sentence longer than the model reads (``typed_tokens``, when the explorer had to cut it)."""
+    """What the reader should know about how the model read the sentence: unknown words, a
+    sentence longer than the model reads (``typed_tokens``, when the explorer had to cut it), and
+    a one-word sentence (the corpus has none: the model tends to repeat the word)."""
     notes = []
     if translation.unknown_words:
         listed = ", ".join(MESSAGES["unknown_word"].format(word=shorten(w))
@@ -62,6 +64,8 @@ def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int 
     read = len(translation.src_ids)
     if typed_tokens is not None and typed_tokens > read:
         notes.append(MESSAGES["too_long"].format(typed=typed_tokens, read=read))
+    if read == 1:
+        notes.append(MESSAGES["one_word"])
     return notes
 
 

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 from pathlib import Path
 
 import numpy as np
 from torch import nn
 
+from ..decoding import MAX_LEN_EXTRA, MAX_LEN_PER_SOURCE_TOKEN, max_decode_length, translate
 from ..language_model import never_drawn
 from ..models import DecoderOnlyTransformer, Transformer
 from ..tokenization import SPECIALS, Vocab
@@ -103,6 +105,11 @@ def browser_model_files(model: Transformer | DecoderOnlyTransformer, src_vocab: 
         "special_ids": {"pad": Vocab.pad_id, "sos": Vocab.sos_id, "eos": Vocab.eos_id, "unk": Vocab.unk_id},
         # a language model's tokens that are never drawn (language_model.never_drawn), for book-lm.js
         **({"never_drawn": list(never_drawn(tgt_vocab))} if decoder_only else {}),
+        # decoding.default_max_len's rule (a translation takes at most per_source_token * S + extra
+        # tokens, at most max_len) and translate's length-penalty alpha, for the page's decoding
+        **({} if decoder_only else {"decoding": {
+            "per_source_token": MAX_LEN_PER_SOURCE_TOKEN, "extra": MAX_LEN_EXTRA, "max_len": max_decode_length(model),
+            "alpha": inspect.signature(translate).parameters["alpha"].default}}),
         "tokenization": {
             # Vocab.encode: words are the pieces of str.split() (the page holds Python's whitespace set);
             # a word outside the vocabulary is <unk>.

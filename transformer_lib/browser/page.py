@@ -24,7 +24,7 @@ from ..tokenization import Vocab
 from ..validation import check_choice, check_instance, check_token_list
 from .theme import MESSAGES, THEME_FILE, theme_json
 
-KINDS = ("attention", "positional", "lm")
+KINDS = ("attention", "positional", "lm", "stepper")
 
 
 def _rounded(values: object) -> object:
@@ -54,7 +54,9 @@ def translation_payload(translation: Translation, maps: AttentionMaps, src_vocab
         "notes": list(notes),
         "ended": translation.ended,
         "src_tokens": [src_vocab.itos[i] for i in translation.src_ids],
-        "decoder_tokens": [tgt_vocab.itos[tgt_vocab.sos_id], *tokens],
+        # the rows of the decoder maps: <sos> and the tokens read (a translation cut at its length
+        # limit never read its last token: capture_translation has no row for it)
+        "decoder_tokens": [tgt_vocab.itos[tgt_vocab.sos_id], *(tokens if translation.ended else tokens[:-1])],
         "attention": {kind: [_rounded(layer[0].tolist()) for layer in getattr(maps, kind)]
                       for kind in ("encoder_self", "decoder_self", "cross")},
     }
@@ -63,7 +65,9 @@ def translation_payload(translation: Translation, maps: AttentionMaps, src_vocab
 def live_explorer_html(kind: str, **settings: object) -> str:
     """The static book's form of an explorer: ``kind`` is ``"attention"`` (settings: ``sentence``,
     and ``result``, a :func:`translation_payload` or None), ``"positional"`` (settings:
-    ``d_model``, ``dims``, ``positions``) or ``"lm"`` (``browser.lm_explorer``'s controls and result)."""
+    ``d_model``, ``dims``, ``positions``), ``"lm"`` (``browser.lm_explorer``'s controls and result) or
+    ``"stepper"`` (settings: ``sentence``, ``beam`` and ``result``, a ``decoding_steps.SearchTrace``
+    payload with ``notes``, or None)."""
     check_choice("kind", kind, list(KINDS))
     for name, value in settings.items():  # each setting named in an error: it is an argument of this call
         try:

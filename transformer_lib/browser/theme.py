@@ -36,6 +36,8 @@ MESSAGES = {
     "too_long": "The sentence is {typed} tokens long, but this model reads at most {read}: "
                 "only the first {read} were used.",
     "failed": "Something went wrong ({error}).",
+    "one_word": "The training corpus has no one-word sentences, so the model never learned to stop after a single "
+                "word: it may repeat the word until its length limit.",
     "loading": "Loading the book's model (about 1.1 MB, once)\u2026",
     "fallback": "This explorer runs in the page of the built book, or with a Python kernel (JupyterLab or Binder).",
     # chapter 8's language-model explorer (browser.lm_explorer, static/lm-explorer.js, static/book-lm.js)

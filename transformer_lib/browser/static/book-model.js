@@ -8,9 +8,10 @@
  *   layers            encoder.EncoderLayer / decoder.DecoderLayer inside residual.Residual
  *                     (post-norm LayerNorm(x + f(x)), or pre-norm x + f(LayerNorm(x)) with a final norm)
  *   decoding          decoding.greedy_decode: one token at a time on a key/value cache, <pad> and <sos>
- *                     banned, stop at <eos> or after max_len tokens; max_len as decoding.translate
- *                     (2 S + 10), capped so that <sos> and every output token fit in the positions
- *   attention maps    capture.capture_attention for the decoder input <sos> + output (without <eos>)
+ *                     banned, stop at <eos> or after max_len tokens; max_len by decoding.default_max_len's
+ *                     rule, which the manifest carries ("decoding": per_source_token * S + extra, capped)
+ *   attention maps    capture.capture_translation: the decoder inputs <sos> + output that produced a
+ *                     token (a translation cut at its limit never read its last token: no row for it)
  * The weights (book-model.bin, float32) and everything else (book-model.json) are written by
  * transformer_lib.browser.model at book build time, and fetched the first time they are needed.
  * The messages come from the page's theme (transformer_lib.browser.theme), read by theme() below.
@@ -297,6 +298,35 @@
       this.srcIndex = new Map(this.srcVocab.map((token, i) => [token, i]));
       this.ids = manifest.special_ids;
       this.specials = new Set(manifest.tokenization.specials);
+      this.lengthRule = manifest.decoding; // decoding.default_max_len's rule, written by browser.model
+      if (!this.lengthRule) throw new Error(`${manifest.weights.file}: the manifest holds no decoding rule`);
+    }
+
+    maxNewTokens(srcLen) { // decoding.default_max_len
+      const rule = this.lengthRule;
+      const wanted = rule.per_source_token * srcLen + rule.extra;
+      return rule.max_len === null ? wanted : Math.min(wanted, rule.max_len);
+    }
+
+    // The typed text as the model reads it (translate's and trace's first half): ids, unknown words,
+    // the notes of browser.explorers.reading_notes.
+    read(typed) {
+      checkText(typed);
+      const cfg = this.config;
+      const [text, changes] = normalize(typed); // as the training sentences are written
+      if (!words(text).length) throw new ReaderError(fill("no_words", {}));
+      const { ids: allIds, unknown } = this.tokenize(text);
+      const notes = [];
+      if (changes.length) notes.push(fill("read_as", { text, changes: changes.join("; ") }));
+      if (unknown.length) notes.push(fill("unknown", { unk: this.srcVocab[this.ids.unk],
+        words: [...new Set(unknown)].map((word) => fill("unknown_word", { word })).join(", ") }));
+      let ids = allIds;
+      if (ids.length > cfg.max_len) {
+        notes.push(fill("too_long", { typed: ids.length, read: cfg.max_len }));
+        ids = ids.slice(0, cfg.max_len);
+      }
+      if (ids.length === 1) notes.push(fill("one_word", {})); // the corpus has no one-word sentence
+      return { ids, unknown, notes };
     }
 
     // Vocab.encode_with_unknowns, with a special token typed as a word read as <unk>.
@@ -394,25 +424,11 @@
     }
 
     translate(typed) {
-      checkText(typed);
       const cfg = this.config;
-      const [text, changes] = normalize(typed); // as the training sentences are written
-      if (!words(text).length) throw new ReaderError(fill("no_words", {}));
-      const { ids: allIds, unknown } = this.tokenize(text);
-      const notes = [];
-      if (changes.length) notes.push(fill("read_as", { text, changes: changes.join("; ") }));
-      if (unknown.length) notes.push(fill("unknown", { unk: this.srcVocab[this.ids.unk],
-        words: [...new Set(unknown)].map((word) => fill("unknown_word", { word })).join(", ") }));
-      let ids = allIds;
-      if (ids.length > cfg.max_len) {
-        notes.push(fill("too_long", { typed: ids.length, read: cfg.max_len }));
-        ids = ids.slice(0, cfg.max_len);
-      }
+      const { ids, unknown, notes } = this.read(typed);
       const { memory, maps: encoderSelf } = this.encode(ids);
       const caches = this.newCache(memory);
-      // decoding.translate's length limit, kept inside the positions the decoder can read
-      // (<sos> plus every output token go through capture_attention's forward pass).
-      const maxNew = Math.min(2 * ids.length + 10, cfg.max_len - 1);
+      const maxNew = this.maxNewTokens(ids.length); // decoding.translate's limit
       const out = [];
       const selfRows = [];
       const crossRows = [];
@@ -427,12 +443,8 @@
         out.push(next);
         fed = next;
       }
-      if (!ended && out.length) { // the last token was never read: read it for its attention rows
-        const r = this.decodeStep(fed, out.length, caches);
-        selfRows.push(r.selfRows);
-        crossRows.push(r.crossRows);
-      }
-      const n = selfRows.length; // = 1 + out.length: <sos> and each output token
+      // one row per token read: <sos> and each output token but, when cut at the limit, the last
+      const n = selfRows.length;
       const decoderSelf = [];
       const cross = [];
       for (let l = 0; l < cfg.n_decoder_layers; l++) {
@@ -457,7 +469,7 @@
         notes,
         ended,
         src_tokens: ids.map((i) => this.srcVocab[i]),
-        decoder_tokens: [this.tgtVocab[this.ids.sos], ...tokens],
+        decoder_tokens: [this.tgtVocab[this.ids.sos], ...tokens.slice(0, n - 1)],
         attention: { encoder_self: encoderSelf, decoder_self: decoderSelf, cross },
       };
     }
