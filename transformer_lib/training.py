@@ -31,7 +31,6 @@ from typing import Protocol
 import torch
 from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR, LRScheduler
-from tqdm import tqdm  # a text bar: a widget bar would be a dead, unfocusable control in the static book
 
 from .validation import (
     check_bool,
@@ -306,6 +305,7 @@ class StepReport:
     evaluation: dict[str, float] | None = None  # set on the steps where ``evaluate`` ran
 
 
+
 @dataclass
 class TrainingHistory:
     """Everything ``train`` measured, one entry per optimiser step (and per evaluation)."""
@@ -318,6 +318,7 @@ class TrainingHistory:
     tokens: list[int] = field(default_factory=list)  # cumulative target tokens
     evaluations: list[dict[str, float]] = field(default_factory=list)  # each has "step" and "elapsed_s"
     stop_reason: str = ""
+    stop_message: str = ""  # why the callback stopped training, if it said (the progress bar shows it)
     device: str = ""
     eval_time_s: float = 0.0  # time spent in ``evaluate``, not counted in ``elapsed_s``
 
@@ -380,11 +381,14 @@ class _Reporter:
 
     def __init__(self, model: nn.Module, options: TrainingOptions, n_batches: int,
                  evaluate: Callable[[nn.Module], dict[str, float]] | None,
-                 callback: Callable[[StepReport], bool | None] | None, device: torch.device) -> None:
+                 callback: Callable[[StepReport], bool | str | None] | None, device: torch.device) -> None:
         self.model, self.options, self.evaluate, self.callback = model, options, evaluate, callback
         self.history = TrainingHistory(device=str(device))
         epochs_total = options.epochs * n_batches if options.epochs is not None else None
         total = options.steps if options.steps is not None else epochs_total
+        # tqdm.auto: a widget in a notebook (text elsewhere). Imported here, not by a chapter's first cell.
+        from tqdm.auto import tqdm
+
         self.bar = tqdm(total=total, disable=not options.progress, desc="training", unit="step", mininterval=0.5)
         self.elapsed = 0.0
 
@@ -410,7 +414,9 @@ class _Reporter:
         report = StepReport(step, epoch, result.loss, result.lr, self.elapsed, history.tokens[-1])
         if self.evaluate is not None and options.eval_every is not None and step % options.eval_every == 0:
             report.evaluation = self.run_evaluation()
-        if self.callback is not None and self.callback(report):
+        asked = self.callback(report) if self.callback is not None else None
+        if asked:
+            self.history.stop_message = asked if isinstance(asked, str) else ""
             return "callback"
         if options.steps is not None and step >= options.steps:
             return "steps"
@@ -419,6 +425,11 @@ class _Reporter:
         return ""
 
     def finish(self, stop: str) -> TrainingHistory:
+        if self.history.stop_message:
+            # Stopped before its total: the bar says why, full, rather than freezing at a fraction of it.
+            self.bar.total = self.bar.n
+            self.bar.set_description(self.history.stop_message, refresh=False)
+            self.bar.refresh()
         self.bar.close()
         evaluations, step = self.history.evaluations, len(self.history.steps)
         if self.evaluate is not None and (not evaluations or evaluations[-1]["step"] != step):
@@ -433,7 +444,7 @@ def train(
     options: TrainingOptions | None = None,
     *,
     evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
-    callback: Callable[[StepReport], bool | None] | None = None,
+    callback: Callable[[StepReport], bool | str | None] | None = None,
     **knobs: object,
 ) -> TrainingHistory:
     """Train ``model`` (``model(src, tgt_in) -> logits``) on ``batches`` and return its history.
@@ -445,7 +456,8 @@ def train(
     ``evaluate(model)`` (if given) runs every ``options.eval_every`` steps and at the end, with the
     model in eval mode; its dict goes into ``history.evaluations`` with ``step`` and
     ``elapsed_s`` added. ``callback(report)`` runs after every step (for live plots); returning
-    True stops training.
+    True stops training, and so does a non-empty string, which says why: it goes into
+    ``history.stop_message``, and the progress bar, filled, shows it instead of the steps it did not run.
 
     Deterministic: ``torch.manual_seed(seed)`` fixes dropout, and the batch order of epoch e is
     ``batch_order(len(batches), e, seed, shuffle)``. The device is ``pick_device(options.device)``;
