@@ -318,7 +318,7 @@ class TrainingHistory:
     tokens: list[int] = field(default_factory=list)  # cumulative target tokens
     evaluations: list[dict[str, float]] = field(default_factory=list)  # each has "step" and "elapsed_s"
     stop_reason: str = ""
-    stop_message: str = ""  # why the callback stopped training, if it said (the progress bar shows it)
+    stop_message: str = ""  # why training stopped early (the callback's words, if it said): the bar shows it
     device: str = ""
     eval_time_s: float = 0.0  # time spent in ``evaluate``, not counted in ``elapsed_s``
 
@@ -386,9 +386,7 @@ class _Reporter:
         self.history = TrainingHistory(device=str(device))
         epochs_total = options.epochs * n_batches if options.epochs is not None else None
         total = options.steps if options.steps is not None else epochs_total
-        # tqdm.auto: a widget in a notebook (text elsewhere). Imported here, not by a chapter's first cell.
-        from tqdm.auto import tqdm
-
+        from tqdm.auto import tqdm  # a widget in a notebook, text elsewhere; imported when training starts
         self.bar = tqdm(total=total, disable=not options.progress, desc="training", unit="step", mininterval=0.5)
         self.elapsed = 0.0
 
@@ -425,17 +423,20 @@ class _Reporter:
         return ""
 
     def finish(self, stop: str) -> TrainingHistory:
-        if self.history.stop_message:
-            # Stopped before its total: the bar says why, full, rather than freezing at a fraction of it.
-            self.bar.total = self.bar.n
-            self.bar.set_description(self.history.stop_message, refresh=False)
-            self.bar.refresh()
-        self.bar.close()
-        evaluations, step = self.history.evaluations, len(self.history.steps)
-        if self.evaluate is not None and (not evaluations or evaluations[-1]["step"] != step):
+        history, bar, step = self.history, self.bar, len(self.history.steps)
+        if stop in ("callback", "time_budget"):  # early: the bar ends full, saying why (not frozen, red in a notebook)
+            history.stop_message = history.stop_message or (f"stopped by the callback at step {step}"
+                                                            if stop == "callback" else f"time spent at step {step}")
+            if not bar.disable and bar.total is not None and bar.n < bar.total:
+                started = bar.start_t
+                bar.reset(total=step)  # reset(): a notebook's widget bar takes the new length too
+                bar.start_t, bar.n = started, step
+                bar.set_description(history.stop_message)
+        bar.close()
+        if self.evaluate is not None and (not history.evaluations or history.evaluations[-1]["step"] != step):
             self.run_evaluation()
-        self.history.stop_reason = stop
-        return self.history
+        history.stop_reason = stop
+        return history
 
 
 def train(
@@ -456,8 +457,8 @@ def train(
     ``evaluate(model)`` (if given) runs every ``options.eval_every`` steps and at the end, with the
     model in eval mode; its dict goes into ``history.evaluations`` with ``step`` and
     ``elapsed_s`` added. ``callback(report)`` runs after every step (for live plots); returning
-    True stops training, and so does a non-empty string, which says why: it goes into
-    ``history.stop_message``, and the progress bar, filled, shows it instead of the steps it did not run.
+    True stops training, and so does a non-empty string, which says why (``history.stop_message``).
+    A bar stopped early ends full and says why, not frozen at a fraction of the steps.
 
     Deterministic: ``torch.manual_seed(seed)`` fixes dropout, and the batch order of epoch e is
     ``batch_order(len(batches), e, seed, shuffle)``. The device is ``pick_device(options.device)``;
