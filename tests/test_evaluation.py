@@ -9,6 +9,7 @@ from transformer_lib.evaluation import (
     bleu,
     evaluate_translation,
     exact_match,
+    greedy_exact_check,
     translate_batch,
 )
 from transformer_lib.tokenization import Vocab
@@ -140,3 +141,24 @@ def test_every_reader_of_pairs_gives_the_same_error(pairs, error, message):
         with pytest.raises(error) as raised:
             call()
         assert str(raised.value).startswith(message), (name, str(raised.value))
+
+
+def test_greedy_exact_check_tells_which_sentences_greedy_decoding_gets_exactly_right():
+    """One teacher-forced pass against greedy decoding, sentence by sentence, on the shipped model's
+    test split (where it makes a few dozen errors), plus a reference with a word the model cannot write."""
+    from transformer_lib.pretrained import book_corpus, book_model
+
+    shipped, corpus = book_model(), book_corpus()
+    pairs = [*corpus.test, ("the cat sleeps", "le chat zzzz")]  # "zzzz": outside the French vocabulary
+    decoded = evaluate_translation(shipped.model, pairs, shipped.src_vocab, shipped.tgt_vocab)
+    greedy = [h.split() == r.split() for h, r in zip(decoded.hypotheses, decoded.references, strict=True)]
+    check = greedy_exact_check(shipped.model, pairs, shipped.src_vocab, shipped.tgt_vocab, batch_size=100)
+    assert 10 <= greedy.count(False) and 1000 <= greedy.count(True)  # both kinds are tested
+    sure = [i for i, unsure in enumerate(check.unsure) if not unsure]
+    assert len(sure) >= len(pairs) - 5
+    assert [check.exact[i] for i in sure] == [greedy[i] for i in sure]
+    assert check.lowest <= decoded.exact_match <= check.highest
+    assert check.exact[-1] is False and check.unsure[-1] is False  # never matched, and certainly so
+    # a tolerance wider than any gap leaves every verdict unsure, except the impossible one
+    loose = greedy_exact_check(shipped.model, pairs, shipped.src_vocab, shipped.tgt_vocab, tolerance=1e9)
+    assert loose.exact == check.exact and loose.lowest == 0 and loose.highest == 1 - 1 / len(pairs)

@@ -15,7 +15,7 @@ import torch
 
 from transformer_lib.checkpoint import CheckpointError
 from transformer_lib.corpus import make_corpus
-from transformer_lib.evaluation import EvaluationResult, evaluate_translation
+from transformer_lib.evaluation import EvaluationResult, GreedyExactCheck, evaluate_translation
 from transformer_lib.models import Transformer
 from transformer_lib.pretrained import (
     BOOK_RECIPE,
@@ -213,23 +213,38 @@ def test_write_then_load_round_trip_and_bad_extra(tmp_path):
         load_shipped("tiny", tmp_path, dtype=torch.float16)
 
 
-def test_training_to_the_target_stops_there(monkeypatch):
+def test_training_to_the_target_stops_there(monkeypatch, capsys):
     corpus = make_corpus(0, n_pairs=60, novel_per_combination=1)
     small = BookRecipe(model=tiny_book_model(16), batch_size=16, target_exact_match=0.5)
-    # A tiny model scores 0 whatever happens, so the validation scores are scripted: the target is
-    # reached at the third check (step 15), and training must stop there, not before, not after.
-    scores, judged = iter([0.2, 0.4, 0.6, 0.8]), []
+    # A tiny model scores 0 whatever happens, so the scores are scripted. The teacher-forced check
+    # says 0.2 (out of reach: no decoding), then 0.4 with a near-tie that could make it 0.5 (within
+    # reach: decoded, 0.4), then 0.6 (decoded, 0.6): the target is reached at the third check (step 15),
+    # and training must stop there, not before, not after.
+    checks = iter([GreedyExactCheck([True, False, False, False, False], [False] * 5),
+                   GreedyExactCheck([True] * 4 + [False] * 6, [False] * 4 + [True] + [False] * 5),
+                   GreedyExactCheck([True, True, True, False, False], [False] * 5)])
+    decoded, checked = iter([0.4, 0.6]), []
 
-    def scripted(model, pairs, src_vocab, tgt_vocab):
-        judged.append(pairs)
-        return EvaluationResult(next(scores), 10.0, [], [], [])
+    def scripted_check(model, pairs, src_vocab, tgt_vocab):
+        checked.append(pairs)
+        return next(checks)
 
-    monkeypatch.setattr(recipe_module, "evaluate_translation", scripted)
-    _, _, _, history = train_book_model(steps=50, stop_at_target=True, eval_every=5, recipe=small, corpus=corpus,
-                                        progress=False)
+    def scripted_decoding(model, pairs, src_vocab, tgt_vocab):
+        checked.append(pairs)
+        return EvaluationResult(next(decoded), 10.0, [], [], [])
+
+    monkeypatch.setattr(recipe_module, "greedy_exact_check", scripted_check)
+    monkeypatch.setattr(recipe_module, "evaluate_translation", scripted_decoding)
+    _, _, _, history = train_book_model(steps=50, stop_at_target=True, eval_every=5, recipe=small, corpus=corpus)
     assert history.stop_reason == "callback" and history.steps[-1] == 15
+    assert history.evaluations[0]["valid_exact_match"] == 0.2 and "valid_bleu" not in history.evaluations[0]
     assert [e["valid_exact_match"] for e in history.evaluations] == [0.2, 0.4, 0.6]
-    assert len(judged) == 3 and all(pairs == corpus.valid for pairs in judged)  # the validation split, never the test
+    assert [e.get("valid_bleu") for e in history.evaluations] == [None, 10.0, 10.0]  # decoded twice
+    assert len(checked) == 5 and all(pairs == corpus.valid for pairs in checked)  # the validation split, never the test
+    # the progress bar ends full, saying where and why it stopped, not at 15 of 50 steps
+    assert history.stop_message == "reached 60.0% at step 15"
+    bar = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
+    assert bar.startswith("reached 60.0% at step 15: 100%") and "15/15" in bar, bar
     with pytest.raises(ValueError, match="evaluate: stop_at_target=True"):
         train_book_model(steps=1, stop_at_target=True, evaluate=lambda m: {}, recipe=small, corpus=corpus,
                          progress=False)

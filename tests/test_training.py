@@ -211,6 +211,23 @@ def test_history_callback_evaluation_and_stopping():
     assert by_time.stop_reason == "time_budget" and len(by_time.losses) == 1
 
 
+def test_an_early_stop_fills_the_progress_bar_and_says_why(capsys):
+    """A stop before the bar's total: the bar ends full and says why ("reached 96% at step 600"),
+    rather than freezing at 3 of 50 steps; a plain True stops as well, and the bar says that."""
+    batches = to_batches(reverse_pairs(20, seed=1), 5)
+    said = train(tiny_model(0), batches, steps=50, callback=lambda r: r.step == 3 and f"enough at step {r.step}")
+    assert said.stop_reason == "callback" and said.steps[-1] == 3 and said.stop_message == "enough at step 3"
+    bar = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
+    assert bar.startswith("enough at step 3: 100%") and "| 3/3 [" in bar, bar
+    plain = train(tiny_model(0), batches, steps=50, callback=lambda r: r.step == 3)
+    assert plain.stop_reason == "callback" and plain.stop_message == "stopped by the callback at step 3"
+    bar = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
+    assert bar.startswith("stopped by the callback at step 3: 100%") and "| 3/3 [" in bar, bar
+    full = train(tiny_model(0), batches, steps=4)  # no early stop: the bar as it counted
+    assert full.stop_message == "" and capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1].startswith(
+        "training: 100%")
+
+
 def test_shuffle_changes_batch_order_per_epoch_deterministically():
     batches = to_batches(reverse_pairs(40, seed=5), 5)
     seen = []

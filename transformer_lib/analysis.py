@@ -221,8 +221,10 @@ def prefix_corruption(
     was_training = model.training
     model.eval()
     try:
-        clean_pred = model(src, tgt_in).argmax(-1)[:, position:]
-        corrupted_pred = model(src, corrupted_in).argmax(-1)[:, position:]
+        # 256 sentences at a time: the whole split at once holds every layer's activations together
+        chunks = [slice(start, start + 256) for start in range(0, len(kept), 256)]
+        clean_pred = torch.cat([model(src[c], tgt_in[c]).argmax(-1) for c in chunks])[:, position:]
+        corrupted_pred = torch.cat([model(src[c], corrupted_in[c]).argmax(-1) for c in chunks])[:, position:]
     finally:
         model.train(was_training)
     gold = tgt_out[:, position:]

@@ -8,6 +8,11 @@
   100. Computed by ``sacrebleu.corpus_bleu`` (its default ``13a`` tokenisation), the
   reference implementation, so the numbers compare with published ones.
 * **By length**: the RNN chapter's question, whether quality falls as sentences grow.
+* **Greedy exact match without decoding** (``greedy_exact_check``): greedy decoding reproduces a
+  reference exactly if and only if, fed the reference's own prefix (teacher forcing), the model's
+  most probable next token is the reference's at every position. One parallel forward pass tells
+  which sentences greedy decoding gets exactly right; training uses it to decide cheaply when the
+  target is still out of reach.
 """
 
 from __future__ import annotations
@@ -16,10 +21,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
+from torch import Tensor
 
-from .decoding import Seq2SeqModel, check_translation_model, generate
+from .decoding import Seq2SeqModel, check_translation_model, default_max_len, generate
 from .tokenization import Vocab, pad_sequences
-from .validation import check_edges, check_instance, check_pairs, check_positive_int, check_token_list
+from .validation import (
+    check_edges,
+    check_instance,
+    check_number,
+    check_pairs,
+    check_positive_int,
+    check_token_list,
+)
 
 DEFAULT_EDGES = (3, 6, 9, 12, 16)  # the buckets of corpus.split_by_length
 
@@ -200,3 +213,96 @@ def compare_decodings(first: EvaluationResult, second: EvaluationResult) -> Deco
     differ = sum(x.split() != y.split() for x, y in zip(first.hypotheses, second.hypotheses, strict=True))
     return DecodingComparison(len(a), differ, sum(a), sum(b), sum(x and not y for x, y in zip(a, b, strict=True)),
                               sum(y and not x for x, y in zip(a, b, strict=True)))
+
+
+@dataclass
+class GreedyExactCheck:
+    """Which sentences greedy decoding translates exactly, read off one teacher-forced forward pass.
+
+    ``exact[i]``: at every position of pair i's reference (and its ``<eos>``), the model's most
+    probable next token, given the reference's prefix, is the reference's. ``unsure[i]``: that
+    verdict rests on a near-tie (two logits closer than the tolerance), which the different order
+    of the sums in a step-by-step decoding could flip, or the reference is too long for greedy
+    decoding's length limit. Greedy decoding's exact match lies in [``lowest``, ``highest``]."""
+
+    exact: list[bool]
+    unsure: list[bool]
+
+    @property
+    def exact_match(self) -> float:
+        return sum(self.exact) / len(self.exact)
+
+    @property
+    def lowest(self) -> float:
+        """Greedy exact match if every unsure sentence came out wrong."""
+        return sum(e and not u for e, u in zip(self.exact, self.unsure, strict=True)) / len(self.exact)
+
+    @property
+    def highest(self) -> float:
+        """Greedy exact match if every unsure sentence came out right."""
+        return sum(e or u for e, u in zip(self.exact, self.unsure, strict=True)) / len(self.exact)
+
+
+def _padded(rows: list[list[int]], pad_id: int) -> Tensor:
+    """(B, longest) ids, padded on the right: ``pad_sequences`` without its check of every id, for ids a
+    ``Vocab`` has just encoded (a check of the split's every id would cost a third of the pass)."""
+    width = max(len(row) for row in rows)
+    return torch.tensor([row + [pad_id] * (width - len(row)) for row in rows], dtype=torch.long)
+
+
+@torch.no_grad()
+def greedy_exact_check(
+    model: Seq2SeqModel,
+    pairs: Sequence[tuple[str, str]],
+    src_vocab: Vocab,
+    tgt_vocab: Vocab,
+    *,
+    batch_size: int = 256,
+    tolerance: float = 1e-3,
+) -> GreedyExactCheck:
+    """Which of ``pairs`` greedy decoding (``translate_batch``) would translate exactly, without decoding.
+
+    Greedy decoding writes the reference y_1 ... y_n <eos> exactly if and only if, at each position
+    t, the most probable token after <sos> y_1 ... y_(t-1) (``<pad>`` and ``<sos>`` excluded, as
+    decoding excludes them) is y_t: by induction, it then reads the same prefix at every step.
+    ``model(src, tgt_in)`` computes every position at once, as in training. A reference with a word
+    outside ``tgt_vocab`` can never be matched. A verdict is ``unsure`` where it hangs on logits
+    less than ``tolerance`` apart: the deciding position's two best logits (an exact sentence: at any
+    position), or the reference token's logit and the best one (a wrong sentence: at its first
+    wrong position)."""
+    check_translation_model(model, src_vocab, tgt_vocab)
+    pairs = check_pairs("pairs", pairs)
+    check_positive_int("batch_size", batch_size)
+    tolerance = check_number("tolerance", tolerance, positive=True)
+    device = next(model.parameters()).device
+    encoded = [(src_vocab.encode(s), *tgt_vocab.encode_with_unknowns(t)) for s, t in pairs]
+    for i, (src_ids, _, _) in enumerate(encoded):
+        if not src_ids:
+            raise ValueError(f"pairs[{i}]: expected a source of at least one word, got {pairs[i][0]!r}")
+    exact, unsure = [False] * len(pairs), [False] * len(pairs)
+    order = sorted(range(len(pairs)), key=lambda i: len(encoded[i][0]))
+    was_training = model.training
+    model.eval()
+    for start in range(0, len(order), batch_size):
+        chunk = order[start:start + batch_size]
+        src = _padded([encoded[i][0] for i in chunk], src_vocab.pad_id).to(device)  # (B, S)
+        tgt_in = _padded([[tgt_vocab.sos_id, *encoded[i][1]] for i in chunk], tgt_vocab.pad_id)  # (B, T)
+        tgt_out = _padded([[*encoded[i][1], tgt_vocab.eos_id] for i in chunk], tgt_vocab.pad_id)  # (B, T)
+        logits = model(src, tgt_in.to(device)).cpu()  # (B, T, V)
+        logits[..., [tgt_vocab.pad_id, tgt_vocab.sos_id]] = float("-inf")  # never generated
+        best = logits.topk(2, dim=-1)  # (B, T, 2)
+        real = tgt_out != tgt_vocab.pad_id  # (B, T)
+        right = (best.indices[..., 0] == tgt_out) | ~real  # (B, T)
+        close = real & (best.values[..., 0] - best.values[..., 1] < tolerance)  # (B, T)
+        first_wrong = (~right).int().argmax(dim=-1, keepdim=True)  # (B, 1); 0 where all are right
+        wanted = logits.gather(-1, tgt_out.unsqueeze(-1)).squeeze(-1).gather(-1, first_wrong)  # (B, 1)
+        behind = (best.values[..., 0].gather(-1, first_wrong) - wanted).squeeze(-1) < tolerance  # (B,)
+        all_right = right.all(dim=-1)  # (B,)
+        near_tie = torch.where(all_right, close.any(dim=-1), behind)  # (B,)
+        for i, right_row, near_row in zip(chunk, all_right.tolist(), near_tie.tolist(), strict=True):
+            src_ids, tgt_ids, unknown = encoded[i]
+            too_long = len(tgt_ids) + 1 > default_max_len(model, len(src_ids))
+            exact[i] = right_row and not unknown and not too_long
+            unsure[i] = not unknown and (too_long or near_row)
+    model.train(was_training)
+    return GreedyExactCheck(exact, unsure)

@@ -88,20 +88,21 @@ def train_language_model(model: DecoderOnlyTransformer, batches: Sequence[Batch]
 
 
 def _token_log_probs(model: DecoderOnlyTransformer, sentences: list[str], vocab: Vocab, batch_size: int,
-                     temperature: float = 1.0) -> tuple[Tensor, Tensor, Tensor]:
-    """Log-probabilities (N, V) of every predicted position of every sentence at ``temperature``, their
-    targets (N,), and each position's log-probability of its target (N,)."""
+                     temperature: float = 1.0) -> tuple[Tensor, Tensor]:
+    """At every predicted position of every sentence, softmax(logits / ``temperature``)'s log-probability
+    of the target (N,) and its entropy (N,). Reduced batch by batch: the (N, V) log-probabilities of a
+    whole split at once would hold a hundred megabytes in double precision."""
     model.eval()
     device = next(model.parameters()).device
-    rows, targets = [], []
+    target_rows, entropy_rows = [], []
     with torch.no_grad():
         for batch in lm_batches(sentences, vocab, batch_size, shuffle=False):
             logits = model(batch.tgt_in.to(device))  # (B, T, V)
             keep = batch.tgt_out != vocab.pad_id
-            rows.append(tempered_logits(logits[keep.to(device)], temperature).log_softmax(dim=-1).cpu())
-            targets.append(batch.tgt_out[keep])
-    log_probs, target = torch.cat(rows), torch.cat(targets)
-    return log_probs, target, log_probs.gather(1, target[:, None]).squeeze(1)
+            log_probs = tempered_logits(logits[keep.to(device)], temperature).log_softmax(dim=-1).cpu()  # (n, V)
+            target_rows.append(log_probs.gather(1, batch.tgt_out[keep][:, None]).squeeze(1))
+            entropy_rows.append(-(log_probs.exp() * log_probs.nan_to_num(neginf=0.0)).sum(dim=-1))
+    return torch.cat(target_rows), torch.cat(entropy_rows)
 
 
 def perplexity(model: DecoderOnlyTransformer, sentences: Sequence[str], vocab: Vocab, batch_size: int = 256
@@ -114,7 +115,7 @@ def perplexity(model: DecoderOnlyTransformer, sentences: Sequence[str], vocab: V
     check_instance("vocab", vocab, Vocab, "a Vocab")
     check_vocab_size("vocab", vocab, model.config.tgt_vocab_size, "the model's config.tgt_vocab_size")
     check_positive_int("batch_size", batch_size)
-    _, _, target_log_probs = _token_log_probs(model, sentences, vocab, batch_size)
+    target_log_probs, _ = _token_log_probs(model, sentences, vocab, batch_size)
     return math.exp(-float(target_log_probs.double().mean()))
 
 
@@ -127,9 +128,8 @@ def next_token_entropy(model: DecoderOnlyTransformer, sentences: Sequence[str], 
     check_vocab_size("vocab", vocab, model.config.tgt_vocab_size, "the model's config.tgt_vocab_size")
     temperature = check_number("temperature", temperature, positive=True)
     check_positive_int("batch_size", batch_size)
-    log_probs, _, _ = _token_log_probs(model, sentences, vocab, batch_size, temperature)
-    probs = log_probs.exp()
-    return float(-(probs * log_probs.nan_to_num(neginf=0.0)).sum(dim=-1).double().mean())
+    _, entropies = _token_log_probs(model, sentences, vocab, batch_size, temperature)
+    return float(entropies.double().mean())
 
 
 def bigram_perplexity(train_sentences: Sequence[str], test_sentences: Sequence[str], vocab: Vocab,

@@ -305,6 +305,7 @@ class StepReport:
     evaluation: dict[str, float] | None = None  # set on the steps where ``evaluate`` ran
 
 
+
 @dataclass
 class TrainingHistory:
     """Everything ``train`` measured, one entry per optimiser step (and per evaluation)."""
@@ -317,6 +318,7 @@ class TrainingHistory:
     tokens: list[int] = field(default_factory=list)  # cumulative target tokens
     evaluations: list[dict[str, float]] = field(default_factory=list)  # each has "step" and "elapsed_s"
     stop_reason: str = ""
+    stop_message: str = ""  # why training stopped early (the callback's words, if it said): the bar shows it
     device: str = ""
     eval_time_s: float = 0.0  # time spent in ``evaluate``, not counted in ``elapsed_s``
 
@@ -379,13 +381,12 @@ class _Reporter:
 
     def __init__(self, model: nn.Module, options: TrainingOptions, n_batches: int,
                  evaluate: Callable[[nn.Module], dict[str, float]] | None,
-                 callback: Callable[[StepReport], bool | None] | None, device: torch.device) -> None:
+                 callback: Callable[[StepReport], bool | str | None] | None, device: torch.device) -> None:
         self.model, self.options, self.evaluate, self.callback = model, options, evaluate, callback
         self.history = TrainingHistory(device=str(device))
         epochs_total = options.epochs * n_batches if options.epochs is not None else None
         total = options.steps if options.steps is not None else epochs_total
-        from tqdm import tqdm  # on first use: a text bar (a widget bar would be a dead control in the static book)
-
+        from tqdm.auto import tqdm  # a widget in a notebook, text elsewhere; imported when training starts
         self.bar = tqdm(total=total, disable=not options.progress, desc="training", unit="step", mininterval=0.5)
         self.elapsed = 0.0
 
@@ -411,7 +412,9 @@ class _Reporter:
         report = StepReport(step, epoch, result.loss, result.lr, self.elapsed, history.tokens[-1])
         if self.evaluate is not None and options.eval_every is not None and step % options.eval_every == 0:
             report.evaluation = self.run_evaluation()
-        if self.callback is not None and self.callback(report):
+        asked = self.callback(report) if self.callback is not None else None
+        if asked:
+            self.history.stop_message = asked if isinstance(asked, str) else ""
             return "callback"
         if options.steps is not None and step >= options.steps:
             return "steps"
@@ -420,12 +423,20 @@ class _Reporter:
         return ""
 
     def finish(self, stop: str) -> TrainingHistory:
-        self.bar.close()
-        evaluations, step = self.history.evaluations, len(self.history.steps)
-        if self.evaluate is not None and (not evaluations or evaluations[-1]["step"] != step):
+        history, bar, step = self.history, self.bar, len(self.history.steps)
+        if stop in ("callback", "time_budget"):  # early: the bar ends full, saying why (not frozen, red in a notebook)
+            history.stop_message = history.stop_message or (f"stopped by the callback at step {step}"
+                                                            if stop == "callback" else f"time spent at step {step}")
+            if not bar.disable and bar.total is not None and bar.n < bar.total:
+                started = bar.start_t
+                bar.reset(total=step)  # reset(): a notebook's widget bar takes the new length too
+                bar.start_t, bar.n = started, step
+                bar.set_description(history.stop_message)
+        bar.close()
+        if self.evaluate is not None and (not history.evaluations or history.evaluations[-1]["step"] != step):
             self.run_evaluation()
-        self.history.stop_reason = stop
-        return self.history
+        history.stop_reason = stop
+        return history
 
 
 def train(
@@ -434,7 +445,7 @@ def train(
     options: TrainingOptions | None = None,
     *,
     evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
-    callback: Callable[[StepReport], bool | None] | None = None,
+    callback: Callable[[StepReport], bool | str | None] | None = None,
     **knobs: object,
 ) -> TrainingHistory:
     """Train ``model`` (``model(src, tgt_in) -> logits``) on ``batches`` and return its history.
@@ -446,7 +457,8 @@ def train(
     ``evaluate(model)`` (if given) runs every ``options.eval_every`` steps and at the end, with the
     model in eval mode; its dict goes into ``history.evaluations`` with ``step`` and
     ``elapsed_s`` added. ``callback(report)`` runs after every step (for live plots); returning
-    True stops training.
+    True stops training, and so does a non-empty string, which says why (``history.stop_message``).
+    A bar stopped early ends full and says why, not frozen at a fraction of the steps.
 
     Deterministic: ``torch.manual_seed(seed)`` fixes dropout, and the batch order of epoch e is
     ``batch_order(len(batches), e, seed, shuffle)``. The device is ``pick_device(options.device)``;
