@@ -304,3 +304,12 @@ def test_make_batches_rejects_bad_input(small_vocabs, pairs, batch_size, kwargs,
 def test_make_batches_rejects_a_non_vocab(small_vocabs) -> None:
     with pytest.raises(TypeError, match="tgt_vocab"):
         make_batches(PAIRS, small_vocabs[0], small_vocabs[1].itos, batch_size=2)
+
+
+def test_pad_sequences_pads_on_the_right_and_checks_every_id():
+    padded = pad_sequences([[5, 6, 7], [], [8]], pad_id=1)
+    assert padded.dtype == torch.long and padded.tolist() == [[5, 6, 7], [1, 1, 1], [8, 1, 1]]
+    for bad, error, where in [(True, TypeError, r"\[1\]\[0\]"), (2.7, TypeError, r"\[1\]\[0\]"),
+                              (-1, ValueError, r"\[1\]\[0\]: expected an int >= 0")]:
+        with pytest.raises(error, match=r"sequences" + where):
+            pad_sequences([[3, 4], [bad, 4]])

@@ -231,3 +231,14 @@ def test_ablation_figure_draws_each_curve_apart():
         ablation_figure({})
     with pytest.raises(ValueError, match="curves"):
         ablation_figure({"baseline": []})
+
+
+def test_encoder_unit_activations_in_chunks_are_each_sentence_alone():
+    model = toy_model()
+    sentences = ["the cat sat on a mat", "a dog ran", "the dog sat"] * 100  # 300: two chunks of at most 256
+    units = encoder_unit_activations(model, SRC, sentences, layer=0)
+    assert len(units.words) == 100 * (6 + 3 + 3)
+    for index in (0, 255, 256, 299):  # each side of the chunk boundary
+        first = sum(len(s.split()) for s in sentences[:index])
+        alone = capture_feed_forward(model, torch.tensor([SRC.encode(sentences[index])]), torch.tensor([[TGT.sos_id]]))
+        torch.testing.assert_close(units.values[first:first + len(sentences[index].split())], alone.encoder[0][0])

@@ -298,8 +298,10 @@ class UnitActivations:
 def encoder_unit_activations(
     model: Transformer, src_vocab: Vocab, sentences: Sequence[str], layer: int = 0
 ) -> UnitActivations:
-    """Run ``sentences`` through the encoder (one padded batch) and keep the feed-forward hidden
-    units of encoder layer ``layer`` at every real token (``capture.capture_feed_forward``)."""
+    """Run ``sentences`` through the encoder (padded to one width, 256 sentences at a time: a
+    reader's kernel need not hold every layer's activations of a whole split at once) and keep the
+    feed-forward hidden units of encoder layer ``layer`` at every real token
+    (``capture.capture_feed_forward``)."""
     _check_model_vocab(model, src_vocab)
     check_index("layer", layer, len(model.encoder.layers))
     sentences = check_token_list("sentences", sentences, item="sentence")
@@ -309,10 +311,13 @@ def encoder_unit_activations(
     device = next(model.parameters()).device
     src = pad_sequences(ids, src_vocab.pad_id).to(device)
     sos = torch.full((len(ids), 1), Vocab.sos_id, device=device)  # the decoder's input: unused here
-    hidden = capture_feed_forward(model, src, sos).encoder[layer].cpu()  # (B, S, d_ff)
+    real = (src != src_vocab.pad_id).cpu()  # (B, S); padding is on the right, so row-major order is ``rows``
+    values = torch.cat([  # (tokens, d_ff): the real tokens of each chunk of 256 sentences
+        capture_feed_forward(model, src[i:i + 256], sos[i:i + 256]).encoder[layer].cpu()[real[i:i + 256]]
+        for i in range(0, len(ids), 256)])
     rows = [(b, t) for b, row in enumerate(ids) for t in range(len(row))]
     return UnitActivations(
-        values=torch.stack([hidden[b, t] for b, t in rows]),
+        values=values,
         words=[src_vocab.itos[ids[b][t]] for b, t in rows],
         sentences=[sentences[b] for b, _ in rows],
         positions=[t for _, t in rows],

@@ -11,6 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from .lexicon import (
     ADJECTIVES,
@@ -354,6 +355,18 @@ MAX_PAIRS = 200_000  # far below what the grammar can make, so that generation n
 _VERB_DRAW = [v for v in VERBS for _ in range({"be": 3, "go": 2}.get(v, 1))]
 
 
+# The lexicon never changes, so which nouns fit a role and which adjectives fit a noun are looked up
+# once (the same lists, in the same order: the sampler draws the same sentences from the same seed).
+@cache
+def _nouns_of(kinds: frozenset[str]) -> tuple[Noun, ...]:
+    return tuple(n for n in NOUNS.values() if n.kinds & kinds)
+
+
+@cache
+def _adjectives_fitting(noun: str) -> tuple[Adjective, ...]:
+    return tuple(a for a in ADJECTIVES.values() if fits(a.en, noun))
+
+
 class _Sampler:
     """Draws random grammatical, sensible sentences ("the cat eats the apple", never "the apple eats the cat").
 
@@ -365,7 +378,7 @@ class _Sampler:
         self.force = force
 
     def nouns(self, kinds: frozenset[str]) -> list[Noun]:
-        return [n for n in NOUNS.values() if n.kinds & kinds]
+        return list(_nouns_of(kinds))
 
     def noun_phrase(self, kinds: frozenset[str], with_pp: bool = False) -> NounPhrase:
         rng = self.rng
@@ -396,7 +409,7 @@ class _Sampler:
 
     def adjectives(self, noun: Noun) -> list[str]:
         rng = self.rng
-        fitting = [a for a in ADJECTIVES.values() if fits(a.en, noun.en)]
+        fitting = _adjectives_fitting(noun.en)
         r = rng.random()
         if r < 0.45 or not fitting:
             return []

@@ -433,10 +433,7 @@ def pad_sequences(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> Tensor
     rows = check_id_lists("sequences", sequences)
     check_int("pad_id", pad_id, minimum=0)
     width = max(len(row) for row in rows)
-    out = torch.full((len(rows), width), pad_id, dtype=torch.long)
-    for i, row in enumerate(rows):
-        out[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-    return out
+    return torch.tensor([row + [pad_id] * (width - len(row)) for row in rows], dtype=torch.long)  # one copy
 
 
 def collate(encoded: Sequence[tuple[list[int], list[int]]], tgt_vocab: Vocab) -> Batch:

@@ -276,7 +276,10 @@ def check_id_lists(name: str, sequences: object) -> list[list[int]]:
     for i, sequence in enumerate(sequences):
         if isinstance(sequence, str | Tensor) or not isinstance(sequence, Sequence):
             raise TypeError(f"{name}[{i}]: expected a list of ids, got {type(sequence).__name__}")
-        rows.append([check_int(f"{name}[{i}][{j}]", token, minimum=0) for j, token in enumerate(sequence)])
+        if all(type(token) is int for token in sequence) and min(sequence, default=0) >= 0:
+            rows.append(list(sequence))  # plain ints, none negative: what the check below returns, at a glance
+        else:
+            rows.append([check_int(f"{name}[{i}][{j}]", token, minimum=0) for j, token in enumerate(sequence)])
     return rows
 
 

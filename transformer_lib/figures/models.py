@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from ..analysis import norm_placement_scales
 from ..config import PRESETS
 from ..models import COMPONENTS, parameter_breakdown
-from ..validation import check_positive_int
+from ..validation import check_number, check_positive_int
 from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
 from .training import moving_average
 
@@ -64,11 +64,42 @@ def parameter_breakdown_figure(presets: Sequence[str] = ("small", "base", "big")
     return fig
 
 
-def norm_placement_figure(n_layers: int = 24, **kwargs: object) -> go.Figure:
+def _checked_scales(name: str, scales: object) -> dict[str, list[float]]:
+    """A result of ``norm_placement_scales``: "activation" and "gradient", equally long lists of numbers."""
+    if not isinstance(scales, dict):
+        raise TypeError(f"{name}: expected a dict from norm_placement_scales, got {type(scales).__name__}")
+    if set(scales) != {"activation", "gradient"}:
+        raise ValueError(f"{name}: expected the keys 'activation' and 'gradient', got {sorted(map(str, scales))}")
+    checked = {}
+    for key, values in scales.items():
+        if not isinstance(values, list | tuple) or not values:
+            raise ValueError(f"{name}[{key!r}]: expected a non-empty list of numbers, got {values!r:.60}")
+        checked[key] = [check_number(f"{name}[{key!r}][{i}]", v) for i, v in enumerate(values)]
+    if len(checked["activation"]) != len(checked["gradient"]):
+        raise ValueError(f"{name}: expected one activation and one gradient per layer, got "
+                         f"{len(checked['activation'])} and {len(checked['gradient'])}")
+    return checked
+
+
+def norm_placement_figure(n_layers: int = 24, *, post: dict[str, list[float]] | None = None,
+                          pre: dict[str, list[float]] | None = None, **kwargs: object) -> go.Figure:
     """Two panels from ``norm_placement_scales``: activation RMS and gradient norm per layer,
-    post-norm against pre-norm (log scale); a menu switches between the panels."""
-    scales = {label: norm_placement_scales(first, n_layers, **kwargs)
-              for label, first in (("post-norm (the paper)", False), ("pre-norm", True))}
+    post-norm against pre-norm (log scale); a menu switches between the panels.
+
+    ``post`` and ``pre``: the two results of ``norm_placement_scales`` (``norm_first`` False and True)
+    when they are already computed (chapter 6 prints them first); otherwise they are computed here
+    with ``n_layers`` and ``kwargs``."""
+    if (post is None) != (pre is None):
+        raise ValueError(f"{'pre' if pre is None else 'post'}: expected post and pre together, or neither")
+    if post is None:
+        post, pre = (norm_placement_scales(first, n_layers, **kwargs) for first in (False, True))
+    else:
+        post, pre = _checked_scales("post", post), _checked_scales("pre", pre)
+        if len(pre["activation"]) != len(post["activation"]):
+            raise ValueError(f"pre: expected as many layers as post ({len(post['activation'])}), "
+                             f"got {len(pre['activation'])}")
+        n_layers = len(post["activation"])
+    scales = {"post-norm (the paper)": post, "pre-norm": pre}
     fig = go.Figure()
     layers = list(range(1, n_layers + 1))
     for quantity in ("gradient", "activation"):
