@@ -24,8 +24,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.book_browser import live_test_page, serve  # noqa: E402
-from tests.test_browser import launched_browser  # noqa: E402
+from tests.book_browser import (  # noqa: E402
+    launched_browser,  # noqa: E402
+    live_test_page,
+    serve,
+)
 
 STEPPER = 'div.tc-live[data-explorer="stepper"]'
 SENTENCE = "the old dogs do not see our small cat"

@@ -34,6 +34,20 @@ def chromium_path() -> str:
     return path
 
 
+@contextmanager
+def launched_browser() -> Iterator:
+    """Debian's chromium through playwright, headless, with the flags this closed network needs."""
+    from playwright.sync_api import sync_playwright
+
+    executable = chromium_path()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 def build_book(output: Path) -> Path:
     """Build the book with warnings as errors into ``output``; return the HTML folder."""
     jupyter_book = Path(sys.executable).with_name("jupyter-book")

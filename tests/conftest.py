@@ -7,7 +7,7 @@ import torch
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
-from .book_browser import LAUNCH_ARGS, build_book, chromium_path
+from .book_browser import build_book, chromium_path, launched_browser
 
 # Property-based tests (tests/test_bad_input_*.py): small, repeatable, and writing nothing into the
 # repository (no example database; hypothesis's own cache goes to the temporary directory).
@@ -41,17 +41,11 @@ def browser() -> Iterator:
     runs the notebooks: between its calls, playwright's sync API marks an asyncio loop as running in
     this thread, which the notebooks' kernel client could not share."""
     try:
-        executable = chromium_path()
+        chromium_path()
     except RuntimeError as err:
         pytest.fail(str(err))
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with launched_browser() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="session")

@@ -359,14 +359,6 @@ def test_the_kernel_explorer_shows_messages_never_a_traceback(lm) -> None:
 
 
 @pytest.fixture(scope="module")
-def browser():
-    from .test_browser import launched_browser
-
-    with launched_browser() as b:
-        yield b
-
-
-@pytest.fixture(scope="module")
 def lm_url(lm, tmp_path_factory: pytest.TempPathFactory):
     from .book_browser import serve
 

@@ -28,7 +28,6 @@ from transformer_lib.decoding_steps import trace_translation
 from transformer_lib.pretrained import book_corpus, book_model
 
 from .book_browser import live_test_page, serve
-from .test_browser import launched_browser
 from .test_live_model import Visit
 
 TOLERANCE = 1e-4
@@ -40,12 +39,6 @@ STEPPER = 'div.tc-live[data-explorer="stepper"]'
 @pytest.fixture(scope="module")
 def checkpoint():
     return book_model()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    with launched_browser() as b:
-        yield b
 
 
 @pytest.fixture(scope="module")
