@@ -214,8 +214,9 @@
       if (!result || !plotlyReady()) return;
       const h = head.value === "all" ? "all" : Number(head.value);
       const fig = attentionFigure(result, kind.value, Number(layer.value), h, figure.clientWidth || root.clientWidth);
-      window.Plotly.react(figure, fig.data, fig.layout, plotConfig());
+      const drawn = window.Plotly.react(figure, fig.data, fig.layout, plotConfig());
       name(figure, fig.layout);
+      return Promise.resolve(drawn).then(() => root.dispatchEvent(new CustomEvent("tc-drawn")));
     }
 
     async function run() {
