@@ -43,9 +43,10 @@ CHAPTER_BUDGET = int(0.7 * MB)  # gzip bytes, first visit, before any control is
 TEXT_BUDGET = int(0.3 * MB)
 SNAPSHOT_BUDGET = int(0.4 * MB)  # gzip bytes, one snapshot of the replay
 LAZY_BUDGET = 3 * MB  # gzip bytes, every file fetched on first use, together
-# What the pages load with them, never on first use: scripts, styles, fonts, images; and the theme.
+# Not fetched on first use: what the pages load with them (scripts, styles, fonts, images, the
+# theme) and the theme's translation catalogues (.mo, .po: the build reads them, no page fetches them).
 PAGE_SUFFIXES = {".js", ".mjs", ".css", ".map", ".woff", ".woff2", ".ttf", ".eot", ".svg", ".png", ".jpg",
-                 ".jpeg", ".gif", ".ico", ".html", ".txt"}
+                 ".jpeg", ".gif", ".ico", ".html", ".txt", ".mo", ".po"}
 PAGE_FILES = {"theme.json", "LICENSE"}
 SNAPSHOT = re.compile(r"step[-_]?\d+", re.IGNORECASE)  # a replay snapshot: named for its training step
 # Why a page may need more than the rest: the libraries that make the pictures work offline.
