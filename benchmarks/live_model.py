@@ -107,10 +107,42 @@ def _press_enter(page) -> None:
     page.locator('div.tc-live[data-explorer="attention"]').get_by_label("Sentence", exact=True).press("Enter")
 
 
+SETTLE_JS = """(s) => { window.__tcSettled = new Promise((resolve) => document.querySelector(s)
+  .addEventListener('tc-drawn', resolve, { once: true })); }"""
+
+
+def key_control(name: str, key: str, reset: tuple[str, str] | None = None) -> Control:
+    """A control of the attention explorer pressed once per held-out sentence, after that sentence
+    is translated and drawn: the control labelled ``name`` (a slider, a menu: its <label>; or a
+    button: its text) gets the key ``key``. E.g. the replay's step slider,
+    ``key_control("Training step", "Home")`` (the first snapshot, from the shipped model), or the
+    decoding stepper's button, ``key_control("Next token", "Enter")``: add such a line to CONTROLS.
+    ``reset``: (a menu's label, the option's label) chosen before each sentence, so that the key
+    always changes something."""
+    selector = 'div.tc-live[data-explorer="attention"]'
+
+    def translated(page, sentence: str) -> None:  # untimed: what the key then acts on
+        if reset:
+            page.locator(selector).get_by_label(reset[0], exact=True).select_option(label=reset[1])
+        page.evaluate(SETTLE_JS, selector)
+        _fill_sentence(page, sentence)
+        _press_enter(page)
+        page.evaluate("() => window.__tcSettled.then(() => null)")
+
+    def press(page) -> None:
+        explorer = page.locator('div.tc-live[data-explorer="attention"]')
+        control = explorer.get_by_label(name, exact=True).or_(explorer.get_by_role("button", name=name, exact=True))
+        control.first.press(key)
+
+    return Control(selector, lambda sentences: sentences, translated, press)
+
+
 CONTROLS = {
     # typing: a sentence in the box, then Enter
     "typing": Control('div.tc-live[data-explorer="attention"]', lambda sentences: sentences, _fill_sentence,
                       _press_enter),
+    # the explorer's menus: another head (all heads -> head 1) for the sentence drawn
+    "head menu": key_control("Head", "ArrowDown", reset=("Head", "all heads")),
 }
 
 
