@@ -93,7 +93,10 @@ def test_the_page_draws_with_the_theme_python_writes(tmp_path: Path) -> None:
     for key, value in python["layout"].items():
         if key not in ("legend", "margin"):  # the explorers place these for their grid of panels
             assert got["layout"][key] == value, key
-    assert got["attention"]["margin"] == python["layout"]["margin"]
+    # the theme's margins, the bottom and left grown for long tokens (explorers.js's tokenMargins)
+    margin, base = got["attention"]["margin"], python["layout"]["margin"]
+    assert (margin["t"], margin["r"]) == (base["t"], base["r"])
+    assert margin["l"] >= base["l"] and margin["b"] >= base["b"]
     assert got["config"] == python["config"] and got["config"]["modeBarButtonsToRemove"] == MODEBAR_REMOVED
     for key in ("gridcolor", "zerolinecolor", "linecolor"):
         assert got["layout"]["xaxis"][key] == got["attention"]["yaxis"][key] == python["axis"][key]

@@ -96,10 +96,29 @@
     };
   }
 
+  // Token axes are laid out here, not measured by plotly: plotly's automargin and its default
+  // ticklabeloverflow ("hide past div") measure every tick label with getBoundingClientRect while
+  // it writes the labels' styles, forcing a layout per label (most of the time from Enter to the
+  // drawn maps, benchmarks/live_model.py), and a margin that changes with the sentence makes plotly
+  // draw the figure twice. The margins come from the longest token instead (tokenMargins), sized
+  // generously so that every label stays whole at any width.
   function tokenAxis(tokens, extra) {
     return Object.assign({}, axisStyle(), {
       tickmode: "array", tickvals: tokens.map((_, i) => i), ticktext: tokens.map(escapeHtml),
+      automargin: false, ticklabeloverflow: "allow",
     }, extra);
+  }
+
+  // Room (px) for the tick labels of the longest token and the axis title beside them: CHAR_PX a
+  // character (more than a character of the theme's sans-serif at its size), the x labels at 45 degrees.
+  const CHAR_PX = 8;
+  function tokenMargins(queries, keys, margin) {
+    const longest = (tokens) => CHAR_PX * Math.max(1, ...tokens.map((t) => String(t).length));
+    const size = theme().layout.font.size;
+    return Object.assign({}, margin, {
+      l: Math.max(margin.l, longest(queries) + 2 * size + 20),
+      b: Math.max(margin.b, Math.ceil((longest(keys) + size) * Math.SQRT1_2) + 2 * size + 20),
+    });
   }
 
   // transformer_lib.figures.attention.attention_figure: one head, or every head in a grid.
@@ -155,6 +174,7 @@
       Object.assign(layout.coloraxis.colorbar, { thickness: 12, len: Math.min(1, 420 / layout.height),
         y: 1, yanchor: "top" });
     }
+    layout.margin = tokenMargins(queries, keys, layout.margin);
     return { data, layout };
   }
 
@@ -180,6 +200,7 @@
     let result = null;
     let layerChosen = false;
     let busy = 0;
+    let plotted = false; // plotly's first plot made (newPlot); every later redraw is a Plotly.react
 
     function setResult(r) {
       result = r;
@@ -193,7 +214,6 @@
         head.value === "all" || Number(head.value) < nHeads ? head.value : "all");
       setLayers();
       controls.hidden = false;
-      draw();
     }
 
     function setLayers() {
@@ -208,14 +228,31 @@
       controls.hidden = true; // no result: nothing for these controls to act on
       if (plotlyReady()) window.Plotly.purge(figure);
       figure.textContent = "";
+      plotted = false;
     }
 
-    function draw() {
-      if (!result || !plotlyReady()) return;
+    /* The explorer's one redraw path: every control ends here (Translate and Enter, the attention,
+     * layer and head menus, a resize, and any control added later, such as a training step or a
+     * decoding step). draw(payload) shows `payload`, a translation as bookModel.translate returns it
+     * ({tokens, text, notes, ended, src_tokens, decoder_tokens, attention}), and draws its maps;
+     * draw() redraws the translation shown, for the menus' choices and the figure's width now.
+     * The first plot is Plotly.newPlot, every later one Plotly.react on the same div (plotly
+     * updates what changed, and keeps its DOM). Returns a promise that resolves once plotly has
+     * drawn, when the explorer's div also gets a `tc-drawn` event (detail: {payload}), which
+     * benchmarks/live_model.py times; undefined when there is nothing to draw. */
+    function draw(payload) {
+      if (payload !== undefined) setResult(payload);
+      if (!result || !plotlyReady()) return undefined;
       const h = head.value === "all" ? "all" : Number(head.value);
       const fig = attentionFigure(result, kind.value, Number(layer.value), h, figure.clientWidth || root.clientWidth);
-      window.Plotly.react(figure, fig.data, fig.layout, plotConfig());
+      const plot = plotted ? window.Plotly.react : window.Plotly.newPlot;
+      plotted = true;
+      const shown = result;
+      const drawn = plot(figure, fig.data, fig.layout, plotConfig());
       name(figure, fig.layout);
+      return Promise.resolve(drawn).then(() => {
+        root.dispatchEvent(new CustomEvent("tc-drawn", { detail: { payload: shown } }));
+      });
     }
 
     async function run() {
@@ -232,7 +269,7 @@
       if (window.bookModel.loadMs === null) message(messages, window.bookModel.fill("loading", {}), "info");
       try {
         const r = await window.bookModel.translate(text);
-        if (ticket === busy) setResult(r);
+        if (ticket === busy) draw(r);
       } catch (err) {
         if (ticket === busy) {
           clear();
@@ -248,15 +285,15 @@
     form.addEventListener("submit", (event) => { event.preventDefault(); run(); });
     kind.addEventListener("change", () => { if (result) { setLayers(); draw(); } });
     layer.addEventListener("change", () => { layerChosen = true; draw(); });
-    head.addEventListener("change", draw);
-    window.addEventListener("resize", debounce(draw, 200));
+    head.addEventListener("change", () => draw());
+    window.addEventListener("resize", debounce(() => draw(), 200));
 
-    if (state.result) setResult(state.result);
+    if (state.result) draw(state.result);
     else {
       clear();
       if (!input.value) message(messages, window.bookModel.fill("empty", {}), "info");
     }
-    root.tcExplorer = { run, input, button, kind, layer, head, figure, output, messages };
+    root.tcExplorer = { run, draw, input, button, kind, layer, head, figure, output, messages };
   }
 
   function debounce(fn, ms) {
