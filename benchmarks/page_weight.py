@@ -13,6 +13,12 @@ a page fetches only when the reader first uses it is listed apart, measured by u
 attention explorer's model (on its first translation) and bertviz's d3 and jQuery (on its button).
 A page over budget is flagged with its largest files and why they are there, and the script then
 exits with status 1.
+
+Then the files the page fetches only on first use of the replay and the language model (each
+snapshot of the replay, book-model-step*.bin, and book-lm*), read from the site's _static/live:
+raw and gzip bytes each, against 0.4 MB gzip a snapshot and 3 MB gzip in all.
+
+    python benchmarks/page_weight.py --lazy            # only that section, from the files the build writes
 """
 
 from __future__ import annotations
@@ -95,10 +101,51 @@ def budget_of(name: str, sizes: list[tuple[str, int, int]]) -> tuple[str, int]:
     return "text", TEXT_BUDGET
 
 
+SNAPSHOT_BUDGET = 400 * 1000  # gzip bytes, one snapshot of the replay (MB = 10^6 bytes, as the issue's budgets)
+LAZY_BUDGET = 3 * 1000 * 1000  # gzip bytes, every snapshot and the language model together
+
+
+def lazy_files(live: Path) -> list[tuple[str, int, int]]:
+    """(name, raw bytes, gzip bytes) of the replay's snapshots and the language model's files in ``live``."""
+    files = sorted(p for p in live.iterdir() if p.name.startswith(("book-model-step", "book-lm")) and p.suffix != ".js")
+    return [(p.name, p.stat().st_size, len(gzip.compress(p.read_bytes(), 6))) for p in files]
+
+
+def print_lazy(live: Path) -> list[str]:
+    """Print the snapshot and language-model section; return what is over its budget."""
+    rows = lazy_files(live)
+    print("\nFetched on first use of the replay's steps and of the language model; MB = 10^6 bytes.")
+    print(f"{'file':34} {'raw MB':>7} {'gzip MB':>7} {'budget':>6} {'used':>5}")
+    over = []
+    for name, raw, packed in rows:
+        budget = SNAPSHOT_BUDGET if name.startswith("book-model-step") else None
+        used = f"{packed / budget:5.0%}" if budget else "    -"
+        print(f"{name:34} {raw / 1e6:7.3f} {packed / 1e6:7.3f} {(budget or 0) / 1e6:6.1f} {used}")
+        if budget and packed > budget:
+            over.append(name)
+    total_raw, total = sum(r for _, r, _ in rows), sum(g for _, _, g in rows)
+    print(f"{'all of them':34} {total_raw / 1e6:7.3f} {total / 1e6:7.3f} {LAZY_BUDGET / 1e6:6.1f} "
+          f"{total / LAZY_BUDGET:5.0%}")
+    if total > LAZY_BUDGET:
+        over.append("the files fetched on first use, together")
+    return over
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--site", type=Path, help="a built book's HTML folder (default: build one)")
+    parser.add_argument("--lazy", action="store_true", help="only the snapshots and the language model's files")
     args = parser.parse_args()
+    if args.lazy:
+        with tempfile.TemporaryDirectory() as tmp:
+            live = args.site / "_static" / "live" if args.site else Path(tmp)
+            if not args.site:
+                from transformer_lib.browser.model import write_book_model
+
+                write_book_model(live)
+            over = print_lazy(live)
+        print(f"\n{len(over)} over budget" + (f": {', '.join(over)}" if over else ""))
+        return 1 if over else 0
     from playwright.sync_api import sync_playwright
 
     over = []
@@ -133,6 +180,7 @@ def main() -> int:
                 print(f"{name:34} {len(later):4d} {sum(s[1] for s in later) / 1024:7.0f} "
                       f"{sum(s[2] for s in later) / 1024:7.0f}  {files}")
             browser.close()
+            over += print_lazy(site / "_static" / "live")
     print(f"\n{len(over)} page(s) over budget" + (f": {', '.join(over)}" if over else ""))
     return 1 if over else 0
 

@@ -341,6 +341,8 @@ CALLS = {
     "pretrained.snapshots.book_model": lambda: (snapshots.book_model, dict(step=0, device="cpu")),
     "pretrained.snapshots.choose_steps": lambda: (snapshots.choose_steps, dict(
         steps=[0, 10, 20, 30], changes=[3.0, 1.0, 0.5], count=3)),
+    "pretrained.snapshots.excess_change": lambda: (snapshots.excess_change, dict(
+        steps=[0, 10, 20, 30], changes=[3.0, 1.0, 0.5], settled_from=10)),
     "training.TrainingHistory.first_reaching": lambda: (_history().first_reaching, dict(metric="exact", value=0.5)),
     "analysis.UnitActivations.top_tokens": lambda: (_units().top_tokens, dict(unit=0, k=2)),
     "analysis.UnitActivations.class_means": lambda: (_units().class_means, dict(

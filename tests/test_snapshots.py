@@ -23,6 +23,7 @@ from transformer_lib.pretrained.snapshots import (
     SCALE_SUFFIX,
     choose_steps,
     dequantize,
+    excess_change,
     quantize,
     snapshot_file,
     snapshot_record,
@@ -39,7 +40,9 @@ def test_the_steps_run_from_the_initial_weights_to_the_shipped_model():
     assert record["recipe"]["seed"] == BOOK_RECIPE.seed and record["recipe"]["steps"] == BOOK_RECIPE.steps
     # the steps are the ones the rule picks from the recorded change of the maps
     change = record["change"]
-    assert choose_steps([0, *change["steps"]], change["values"], len(STEPS)) == STEPS
+    excess, floor = excess_change([0, *change["steps"]], change["values"], change["settled_from"])
+    assert floor > 0 and change["floor_per_step"] == pytest.approx(floor, abs=1e-8)
+    assert choose_steps([0, *change["steps"]], excess, len(STEPS)) == STEPS
     curve = record["curve"]
     assert len(curve["train_loss"]) == BOOK_RECIPE.steps
     assert curve["train_loss"] == book_model().extra["losses"]  # the shipped model's own run
@@ -115,6 +118,16 @@ def test_choose_steps_is_dense_where_the_change_is_fast():
     assert chosen[0] == 0 and chosen[-1] == 100 and chosen[1:3] == [10, 20]
     with pytest.raises(ValueError, match="changes: expected one per interval"):
         choose_steps(steps, [1.0] * 9, 5)
+
+
+def test_excess_change_keeps_what_rises_above_the_settled_jitter():
+    steps = [0, 5, 10, 20, 30, 40]
+    changes = [0.5, 0.25, 0.2, 0.1, 0.1]  # per step: 0.1, 0.05, 0.02, 0.01, 0.01
+    excess, floor = excess_change(steps, changes, settled_from=20)
+    assert floor == pytest.approx(0.01)
+    assert excess == pytest.approx([0.45, 0.2, 0.1, 0.0, 0.0])
+    with pytest.raises(ValueError, match="settled_from: expected a step before the last"):
+        excess_change(steps, changes, settled_from=40)
 
 
 @pytest.mark.parametrize(("step", "error", "message"), [

@@ -7,8 +7,10 @@
    deterministic on one CPU and thread count, not across them: ``pretrained/shipped.py``).
 3. Measure the held-out attention maps at every kept checkpoint (``N_PROBE`` validation pairs, the
    decoder fed the reference: the same queries at every step) and how far they move from one
-   checkpoint to the next (``snapshots.attention_change``); choose ``COUNT`` steps at equal shares of
-   the accumulated change (``snapshots.choose_steps``): dense where the maps change fast.
+   checkpoint to the next (``snapshots.attention_change``). Once trained, the maps still jitter from
+   batch to batch; over the last third of the run that jitter is the floor, and only the change above
+   it counts (``snapshots.excess_change``). Choose ``COUNT`` steps at equal shares of the accumulated
+   excess (``snapshots.choose_steps``): dense where the maps change fast.
 4. Write those snapshots (int8 rows) and the curves (training loss per step, validation loss at
    every kept checkpoint) with ``snapshots.write_snapshots``.
 """
@@ -31,6 +33,7 @@ from transformer_lib.pretrained.snapshots import (
     attention_change,
     choose_steps,
     dequantize,
+    excess_change,
     quantize,
     write_snapshots,
 )
@@ -113,9 +116,12 @@ def record_snapshots(states_path: str | None, trained_with: Callable[[float], di
                                                             tgt_vocab.pad_id, "sum"))
                 tokens += int((batch.tgt_out != tgt_vocab.pad_id).sum())
         valid_losses[step] = round(total / tokens, 4)
-    changes = [attention_change(maps[a], maps[b], src_lengths, tgt_lengths)
+    # rounded as the record keeps them: the steps can be chosen again from the record (tests/test_snapshots.py)
+    changes = [round(attention_change(maps[a], maps[b], src_lengths, tgt_lengths), 6)
                for a, b in zip(steps[:-1], steps[1:], strict=True)]
-    chosen = choose_steps(steps, changes, COUNT)
+    settled_from = 2 * steps[-1] // 3
+    excess, floor = excess_change(steps, changes, settled_from)
+    chosen = choose_steps(steps, excess, COUNT)
     print("chosen steps:", chosen)
 
     scores = {}
@@ -133,8 +139,11 @@ def record_snapshots(states_path: str | None, trained_with: Callable[[float], di
             "measure": f"mean total-variation distance between the attention rows of consecutive checkpoints, "
                        f"{N_PROBE} validation pairs, decoder fed the reference, every map, layer and head",
             "steps": steps[1:],
-            "values": [round(c, 6) for c in changes],
-            "rule": f"{COUNT} steps at equal shares of the accumulated change (snapshots.choose_steps)",
+            "values": changes,
+            "settled_from": settled_from,
+            "floor_per_step": round(floor, 8),
+            "rule": f"{COUNT} steps at equal shares of the accumulated change above the floor: the median change "
+                    f"per step after step {settled_from} (snapshots.excess_change, snapshots.choose_steps)",
         },
         "scores": {str(step): value for step, value in scores.items()},
         "storage": "int8 rows, a float32 scale per row; vectors float32 (snapshots.quantize)",

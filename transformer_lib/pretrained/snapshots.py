@@ -111,6 +111,27 @@ def attention_change(before: AttentionMaps, after: AttentionMaps, src_lengths: l
     return total / max(count, 1)
 
 
+def excess_change(steps: list[int], changes: list[float], settled_from: int) -> tuple[list[float], float]:
+    """The change of the maps beyond the jitter that stays once they have settled: even a trained model's
+    maps move a little from one checkpoint to the next (each batch nudges the weights), and summed over a
+    long settled stretch that jitter would outweigh the real learning. ``floor``: the median change per
+    step over the intervals ending after ``settled_from``; each interval keeps what exceeds the floor
+    (``max(0, change / length - floor) * length``). Returns (excess per interval, floor)."""
+    steps = [check_int(f"steps[{i}]", step) for i, step in enumerate(check_iterable("steps", steps, "a list of ints"))]
+    changes = [check_number(f"changes[{i}]", change, minimum=0.0)
+               for i, change in enumerate(check_iterable("changes", changes, "a list of numbers"))]
+    settled_from = check_int("settled_from", settled_from)
+    if len(changes) != len(steps) - 1:
+        raise ValueError(f"changes: expected one per interval ({len(steps) - 1}), got {len(changes)}")
+    lengths = [b - a for a, b in zip(steps[:-1], steps[1:], strict=True)]
+    settled = sorted(c / n for c, n, end in zip(changes, lengths, steps[1:], strict=True) if end > settled_from)
+    if not settled:
+        raise ValueError(f"settled_from: expected a step before the last ({steps[-1]}), got {settled_from}")
+    middle = len(settled) // 2
+    floor = settled[middle] if len(settled) % 2 else (settled[middle - 1] + settled[middle]) / 2
+    return [max(0.0, c / n - floor) * n for c, n in zip(changes, lengths, strict=True)], floor
+
+
 def choose_steps(steps: list[int], changes: list[float], count: int) -> list[int]:
     """``count`` steps from ``steps`` (the recorded checkpoints, from 0 to the last), the first and the
     last included, placed at equal shares of the accumulated change of the maps: ``changes[i]`` is the

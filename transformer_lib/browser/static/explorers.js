@@ -284,6 +284,8 @@
     function draw() {
       if (!plotlyReady()) return;
       const layout = baseLayout(JSON.parse(JSON.stringify(settings.figure.layout)));
+      layout.xaxis = Object.assign({}, axisStyle(), layout.xaxis); // the theme's axis style, the figure's titles
+      layout.yaxis = Object.assign({}, axisStyle(), layout.yaxis);
       for (const item of [...layout.shapes, ...layout.annotations]) {
         if ("x0" in item) { item.x0 = step(); item.x1 = step(); } else { item.x = step(); item.text = `step ${step()}`; }
       }
