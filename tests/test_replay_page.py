@@ -174,8 +174,14 @@ def test_the_step_slider_works_by_keyboard(checkpoints, browser, url: str, width
             page.wait_for_function(
                 "(t) => document.querySelector('.tc-attention .tc-output').textContent.startsWith(t)",
                 arg=text, timeout=30_000)
-            label = page.evaluate("() => Array.from(document.querySelectorAll('.tc-curve .annotation-text'))"
-                                  ".map((n) => n.textContent)")
+            page.wait_for_function(  # the marker's line on the axis, and its label, at the step
+                "(s) => { const c = document.querySelector('.tc-curve'); const line = c._fullLayout.shapes[0];"
+                " return line.x0 === s && Array.from(c.querySelectorAll('.annotation-text'))"
+                ".some((n) => n.textContent === 'step ' + s); }", arg=step, timeout=10_000)
+            label = page.evaluate("() => { const c = document.querySelector('.tc-curve');"
+                                  " const x = c._fullLayout.xaxis; const line = c._fullLayout.shapes[0];"
+                                  " return [x.range[0] <= line.x0 && line.x0 <= x.range[1],"
+                                  " Array.from(c.querySelectorAll('.annotation-text')).map((n) => n.textContent)]; }")
             outputs[step] = (slider.get_attribute("aria-valuetext"), label)
         overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
         SCREENSHOTS.mkdir(exist_ok=True)
@@ -185,9 +191,10 @@ def test_the_step_slider_works_by_keyboard(checkpoints, browser, url: str, width
     assert not visit.problems, visit.problems
     ck = checkpoints[STEPS[-1]]
     assert empty == _text(AttentionExplorer(ck.model, ck.src_vocab, ck.tgt_vocab, sentence="").messages.value)
-    for step, (valuetext, labels) in outputs.items():
+    assert sorted(outputs) == STEPS
+    for step, (valuetext, (on_axis, labels)) in outputs.items():
         assert valuetext == f"step {step} of {STEPS[-1]}"
-        assert f"step {step}" in labels
+        assert on_axis and labels == [f"step {step}"], (step, labels)
     assert overflow <= 0, f"{overflow} px wider than the {width} px window"
     assert all(u.startswith("http://127.0.0.1") for u in visit.requests if u.startswith("http"))
 

@@ -294,7 +294,9 @@
         layout.margin = { l: 50, r: 10, t: 60, b: 50 };
         layout.height = 380;
       }
-      window.Plotly.react(curve, settings.figure.data, layout, plotConfig());
+      // Fresh copies of the traces: given the same arrays again, Plotly.react skips its autorange and falls
+      // back to the default range, which would put the curve and the marker off the axes.
+      window.Plotly.react(curve, JSON.parse(JSON.stringify(settings.figure.data)), layout, plotConfig());
       name(curve, layout);
     }
     slider.addEventListener("input", () => { label(); draw(); rerun(); });
