@@ -531,7 +531,7 @@
       draw();
     });
     for (const input of [dimFirst, dimLast, posFirst, posLast]) input.addEventListener("change", draw);
-    window.addEventListener("resize", debounce(() => { draw(); if (replay) replay.draw(); }, 200));
+    window.addEventListener("resize", debounce(draw, 200));
     draw();
     root.tcExplorer = { draw, dModel, dimFirst, dimLast, posFirst, posLast, figure, messages };
   }
