@@ -60,6 +60,7 @@ from transformer_lib.figures import models as models_figures
 from transformer_lib.figures import rnn as rnn_figures
 from transformer_lib.figures import sampling as sampling_figures
 from transformer_lib.figures import training as training_figures
+from transformer_lib.pretrained import snapshots
 from transformer_lib.tokenization import Vocab
 from transformer_lib.train import data as train_data
 
@@ -348,6 +349,16 @@ CALLS = {
         d_model=16, warmups=[2, 4], steps=10, active=1)),
     "figures.training.loss_curve_figure": lambda: (training_figures.loss_curve_figure, dict(
         history=_history(), window=2, loss_name="loss")),
+    "figures.training.replay_curve_figure": lambda: (training_figures.replay_curve_figure, dict(
+        curve={"train_loss": [3.0, 2.0, 1.5, 1.2], "valid_steps": [0, 2, 4], "valid_loss": [3.1, 2.1, 1.3]},
+        steps=[0, 4], step=4, window=2)),
+    "figures.training.replay_step_marker": lambda: (training_figures.replay_step_marker, dict(step=4)),
+    "browser.model.snapshot_file": lambda: (browser_model.snapshot_file, dict(step=40)),
+    "pretrained.snapshots.book_model": lambda: (snapshots.book_model, dict(step=0, device="cpu")),
+    "pretrained.snapshots.choose_steps": lambda: (snapshots.choose_steps, dict(
+        steps=[0, 10, 20, 30], changes=[3.0, 1.0, 0.5], count=3)),
+    "pretrained.snapshots.excess_change": lambda: (snapshots.excess_change, dict(
+        steps=[0, 10, 20, 30], changes=[3.0, 1.0, 0.5], settled_from=10)),
     "training.TrainingHistory.first_reaching": lambda: (_history().first_reaching, dict(metric="exact", value=0.5)),
     "analysis.UnitActivations.top_tokens": lambda: (_units().top_tokens, dict(unit=0, k=2)),
     "analysis.UnitActivations.class_means": lambda: (_units().class_means, dict(
@@ -590,6 +601,9 @@ OTHER_EXEMPT = {
     "browser.model.write_book_model": "writes files: tests/test_live_model.py",
     "browser.model.write_book_lm": "writes files: tests/test_live_lm.py",
     "browser.model.read_weights": "reads files: tests/test_live_model.py",
+    "browser.model.read_snapshot_weights": "reads files: tests/test_replay_page.py",
+    "browser.model.snapshot_files": "the replay's files from what pretrained.snapshots stored: "
+                                    "tests/test_replay_page.py",
     "browser.page.write_page_files": "writes files: tests/test_live_model.py",
     "multi_head_attention.LayerCaches": "list's own constructor (positional only): a list of caches; its "
                                         "index_select is in the sweep",

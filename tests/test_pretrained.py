@@ -41,6 +41,7 @@ from transformer_lib.pretrained.shipped import (
     WEIGHTS_DIR,
     sha256_of,
 )
+from transformer_lib.pretrained.snapshots import SNAPSHOTS_FILE, snapshot_file, snapshot_steps
 from transformer_lib.rnn import Seq2SeqGRU, Seq2SeqGRUAttention, Seq2SeqGRUConfig
 
 from .seq2seq_toys import tiny_book_model
@@ -52,7 +53,9 @@ def test_shipped_files_are_listed_with_their_sha256_and_small():
     names = sorted(p.name for p in WEIGHTS_DIR.iterdir())
     models = (BOOK_TRANSFORMER, BOOK_RNN, BOOK_RNN_ATTENTION, BOOK_LM)
     model_files = [f"{n}.{ext}" for n in models for ext in ("json", "safetensors")]
-    expected = sorted([SUMS_FILE, *model_files])
+    # the replay's snapshots of the Transformer (pretrained.snapshots): every step but the shipped one
+    replay_files = [SNAPSHOTS_FILE, *(snapshot_file(step) for step in snapshot_steps()[:-1])]
+    expected = sorted([SUMS_FILE, *model_files, *replay_files])
     assert names == expected
     lines = (WEIGHTS_DIR / SUMS_FILE).read_text().splitlines()
     assert sorted(line.split("  ")[1] for line in lines) == [n for n in expected if n != SUMS_FILE]

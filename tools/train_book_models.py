@@ -3,6 +3,11 @@
     python tools/train_book_models.py            # every model, about 17 minutes on 2 cores
     python tools/train_book_models.py --only transformer     # or rnn, rnn_attention, lm
     python tools/train_book_models.py --only lm  # the language model of chapter 8 (its own recipe)
+    python tools/train_book_models.py --only snapshots  # the replay: the Transformer along its training
+
+``--only snapshots`` re-runs the Transformer's recipe, keeps its weights every few steps, and writes
+the replay's snapshots (``transformer_lib.pretrained.snapshots``) only if the run ends on the
+shipped weights bit for bit; the shipped model's own files are never rewritten by it.
 
 Run it after changing anything that determines the trained weights: the recipe
 (``transformer_lib/pretrained/recipe.py``), the corpus, the tokenisation, or the model or training
@@ -38,6 +43,7 @@ from transformer_lib.pretrained import (
 from transformer_lib.pretrained.shipped import BOOK_LM, BOOK_RNN, BOOK_RNN_ATTENTION, BOOK_TRANSFORMER, WEIGHTS_DIR
 
 MODELS = ("transformer", "rnn", "rnn_attention", "lm")
+SNAPSHOTS = "snapshots"  # not a model of its own: written only when asked for
 
 
 def cpu_model() -> str:
@@ -107,8 +113,14 @@ def train_and_write(kind: str) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", choices=MODELS, help="retrain just one of them")
+    parser.add_argument("--only", choices=(*MODELS, SNAPSHOTS), help="retrain just one of them")
+    parser.add_argument("--states", help="snapshots: keep the recorded run in this file, or reuse it if present")
     args = parser.parse_args()
+    if args.only == SNAPSHOTS:
+        from replay_snapshots import record_snapshots
+
+        record_snapshots(args.states, trained_with)
+        return
     for kind in [args.only] if args.only else MODELS:
         train_and_write(kind)
 

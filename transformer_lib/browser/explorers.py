@@ -21,9 +21,10 @@ from ..decoding import Translation, max_decode_length, translate
 from ..figures.attention import ATTENTION_KINDS, attention_figure
 from ..figures.display import figure_mimebundle
 from ..figures.positions import MAX_POSITIONS, positional_encoding_figure
+from ..figures.training import replay_curve_figure
 from ..models import Transformer
 from ..tokenization import Vocab, normalize_sentence
-from ..validation import shorten
+from ..validation import check_bool, shorten
 from .page import live_explorer_html, translation_payload
 from .theme import MESSAGES
 
@@ -75,6 +76,11 @@ class AttentionExplorer:
     The sentence goes through ``decoding.translate`` (greedy, or beam search with ``beam_size``
     > 1), and its maps through ``capture.capture_translation``. Nothing the reader does raises:
     every problem becomes a short message inside the widget.
+
+    ``replay=True`` (for the book's model, ``pretrained.book_model()``): a step slider picks one of
+    the snapshots of its training run (``pretrained.snapshot_steps()``); the sentence is translated
+    again by ``book_model(step=N)`` and its maps redrawn, beside the training curve
+    (``figures.training.replay_curve_figure``) with the step marked.
     """
 
     def __init__(
@@ -84,12 +90,14 @@ class AttentionExplorer:
         tgt_vocab: Vocab,
         sentence: str = "",
         beam_size: int = 1,
+        replay: bool = False,
     ) -> None:
         if not isinstance(model, Transformer):
             raise TypeError(f"model: expected a transformer_lib.models.Transformer, got {type(model).__name__}")
         import ipywidgets as widgets  # on first use (see the module's docstring)
 
         self.model, self.src_vocab, self.tgt_vocab, self.beam_size = model, src_vocab, tgt_vocab, beam_size
+        self.replay = _Replay(model, src_vocab, tgt_vocab) if check_bool("replay", replay) else None
         self.result: Translation | None = None
         self.maps: AttentionMaps | None = None
         self.notes: list[str] = []
@@ -105,12 +113,16 @@ class AttentionExplorer:
         self.output_text = widgets.HTML()
         self.messages = widgets.HTML()
         self.figure = widgets.Output()
+        replay_row = [] if self.replay is None else [self.replay.slider, self.replay.curve]
         self.widget = widgets.VBox([
             widgets.HBox([self.sentence, self.button]),
+            *replay_row,
             self.output_text, self.messages,
             widgets.HBox([self.kind, self.layer, self.head]),
             self.figure,
         ])
+        if self.replay is not None:
+            self.replay.slider.observe(lambda _: self._safely(self._step_changed), "value")
         self.button.on_click(lambda _: self._safely(self.run))
         self.sentence.observe(lambda _: self._safely(self.run), "value")
         self.kind.observe(lambda _: self._safely(self._kind_changed), "value")
@@ -123,8 +135,15 @@ class AttentionExplorer:
         # text/html: the in-page explorer of the static book (JupyterLab shows the widget view)
         result = None if self.result is None or self.maps is None else translation_payload(
             self.result, self.maps, self.src_vocab, self.tgt_vocab, self.notes)
-        html_view = live_explorer_html("attention", sentence=self.sentence.value, result=result)
+        settings = {} if self.replay is None else {"replay": self.replay.state()}
+        html_view = live_explorer_html("attention", sentence=self.sentence.value, result=result, **settings)
         return {**self.widget._repr_mimebundle_(**kwargs), "text/html": html_view}
+
+    def _step_changed(self) -> None:
+        """Another snapshot: the same sentence through the model at that step, and the curve's marker moved."""
+        self.model = self.replay.model()
+        self.replay.draw_curve()
+        self.run()
 
     def _safely(self, action: Callable[[], None]) -> None:
         """Run a callback; turn any exception into a message in the widget."""
@@ -196,6 +215,51 @@ class AttentionExplorer:
             return
         fig = attention_figure(self.maps, self.kind.value, self.layer.value, self.head.value)
         _show_in(self.figure, fig)
+
+
+class _Replay:
+    """The replay's part of ``AttentionExplorer``: the step slider, the curve and the snapshots' models
+    (each loaded once, when first chosen; the last step is the model the explorer was given)."""
+
+    def __init__(self, model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab) -> None:
+        from ..pretrained import book_model
+        from ..pretrained.snapshots import snapshot_record
+
+        shipped = book_model()
+        if src_vocab.itos != shipped.src_vocab.itos or tgt_vocab.itos != shipped.tgt_vocab.itos:
+            raise ValueError("replay: replays the book's model; expected pretrained.book_model()'s vocabularies, "
+                             "got others")
+        record = snapshot_record()
+        self.steps, self.curve_data = [int(s) for s in record["steps"]], record["curve"]
+        self.dtype = next(model.parameters()).dtype
+        self.models = {self.steps[-1]: model}
+        self.slider = widgets.SelectionSlider(options=[(str(s), s) for s in self.steps], value=self.steps[-1],
+                                              description="Step", continuous_update=False,
+                                              layout=widgets.Layout(width="32em"))
+        self.curve = widgets.Output()
+        self.draw_curve()
+
+    def model(self) -> Transformer:
+        from ..pretrained import book_model
+
+        step = self.slider.value
+        if step not in self.models:
+            self.models[step] = book_model(step=step, dtype=self.dtype).model
+        return self.models[step]
+
+    def figure(self) -> go.Figure:
+        return replay_curve_figure(self.curve_data, self.steps, self.slider.value)
+
+    def draw_curve(self) -> None:
+        _show_in(self.curve, self.figure())
+
+    def state(self) -> dict:
+        """What the page's explorer needs: the steps, the step shown, and the curve as plotly JSON (the
+        book's template left out: the page applies its theme)."""
+        figure = self.figure().to_plotly_json()
+        figure["layout"].pop("template", None)
+        return {"steps": self.steps, "step": self.slider.value,
+                "figure": {"data": figure["data"], "layout": figure["layout"]}}
 
 
 class PositionalEncodingExplorer:

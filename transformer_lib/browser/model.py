@@ -10,7 +10,11 @@ plain JavaScript, no runtime to download). It reads
 
 Any model is written the same way under its own stem: chapter 8's language model
 (``models.DecoderOnlyTransformer``, one vocabulary, ``src_vocab`` None) as ``book-lm.bin`` and
-``book-lm.json`` (:func:`write_book_lm`), which ``static/book-lm.js`` reads.
+``book-lm.json`` (:func:`write_book_lm`), which ``static/book-lm.js`` reads. The translator also gets,
+for the replay, one ``book-model-step{N}.bin`` per training snapshot (``pretrained.snapshots``),
+fetched when the reader first asks for that step: float32 scales and vectors, then the int8 matrices,
+as the package stores them; ``book-model.json`` lists their tensors under ``snapshots``, with the
+training curve. The page dequantizes them to the floats ``book_model(step=N)`` holds.
 
 The sinusoidal table is not stored: the page computes it from the formula, as the library does
 (float64, then rounded to float32). :func:`write_browser_model` is called by the book's Sphinx
@@ -26,12 +30,14 @@ import json
 from pathlib import Path
 
 import numpy as np
+import torch
 from torch import nn
 
 from ..decoding import MAX_LEN_EXTRA, MAX_LEN_PER_SOURCE_TOKEN, max_decode_length, translate
 from ..language_model import never_drawn
 from ..models import DecoderOnlyTransformer, Transformer
 from ..tokenization import SPECIALS, Vocab
+from ..validation import check_int
 
 FORMAT = "transformer-computed/browser-model"
 VERSION = 1
@@ -131,7 +137,67 @@ def browser_model_files(model: Transformer | DecoderOnlyTransformer, src_vocab: 
 def write_browser_model(folder: Path | str, model: Transformer | DecoderOnlyTransformer, src_vocab: Vocab | None,
                         tgt_vocab: Vocab, stem: str = STEM) -> list[Path]:
     """Write the two files into ``folder`` (created if needed); return their paths. Same model, same bytes."""
-    files = browser_model_files(model, src_vocab, tgt_vocab, stem)
+    return _write_files(folder, browser_model_files(model, src_vocab, tgt_vocab, stem))
+
+
+def snapshot_file(step: int) -> str:
+    """The page's file of the snapshot at ``step``."""
+    return f"book-model-step{check_int('step', step, minimum=0):04d}.bin"
+
+
+def snapshot_files(stored: dict[str, dict[str, torch.Tensor]], record: dict) -> tuple[dict, dict[str, bytes]]:
+    """The manifest's ``snapshots`` entry and ``{file name: content}`` for the replay's snapshots:
+    ``stored`` maps each step (as a str) to its tensors as ``pretrained.snapshots.quantize`` wrote them.
+    Per file: the float32 section (each matrix's row scales, each vector's values) then the int8 section
+    (each matrix's values); per tensor the ``offset`` of its floats and, for a matrix, ``q``, the offset
+    of its bytes in the int8 section."""
+    from ..pretrained.snapshots import SCALE_SUFFIX
+
+    files, entries = {}, {}
+    for step, tensors in stored.items():
+        floats, int8s, table = [], [], {}
+        n_floats = n_bytes = 0
+        for name, tensor in tensors.items():
+            if name.endswith(SCALE_SUFFIX):
+                continue
+            entry = {"shape": list(tensor.shape), "offset": n_floats}
+            values = tensors[name + SCALE_SUFFIX] if tensor.dtype == torch.int8 else tensor
+            floats.append(values.detach().cpu().contiguous().numpy().astype("<f4", copy=False).tobytes())
+            n_floats += values.numel()
+            if tensor.dtype == torch.int8:
+                entry["q"] = n_bytes
+                int8s.append(tensor.contiguous().numpy().tobytes())
+                n_bytes += tensor.numel()
+            table[name] = entry
+        content = b"".join(floats) + b"".join(int8s)
+        name = snapshot_file(int(step))
+        files[name] = content
+        entries[step] = {"file": name, "floats": n_floats, "int8": n_bytes,
+                         "sha256": hashlib.sha256(content).hexdigest(), "tensors": table}
+    manifest = {"steps": record["steps"], "shipped_step": record["shipped_step"], "files": entries,
+                "curve": record["curve"]}
+    return manifest, files
+
+
+def write_book_model(folder: Path | str) -> list[Path]:
+    """The book's shipped model (``pretrained.book_model()``) and the replay's snapshots, written for
+    the page into ``folder``."""
+    from ..pretrained import book_model
+    from ..pretrained.snapshots import snapshot_record, snapshot_weights
+
+    checkpoint = book_model()
+    files = browser_model_files(checkpoint.model, checkpoint.src_vocab, checkpoint.tgt_vocab)
+    record = snapshot_record()
+    stored = {str(step): snapshot_weights(step) for step in record["steps"] if step != record["shipped_step"]}
+    snapshots, snapshot_contents = snapshot_files(stored, record)
+    manifest = json.loads(files[MANIFEST_FILE])
+    manifest["snapshots"] = snapshots
+    files[MANIFEST_FILE] = json.dumps(manifest, ensure_ascii=True, sort_keys=True, separators=(",", ":")).encode()
+    files.update(snapshot_contents)
+    return _write_files(folder, files)
+
+
+def _write_files(folder: Path | str, files: dict[str, bytes]) -> list[Path]:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -143,12 +209,25 @@ def write_browser_model(folder: Path | str, model: Transformer | DecoderOnlyTran
     return paths
 
 
-def write_book_model(folder: Path | str) -> list[Path]:
-    """The book's shipped model (``pretrained.book_model()``), written for the page into ``folder``."""
-    from ..pretrained import book_model
-
-    checkpoint = book_model()
-    return write_browser_model(folder, checkpoint.model, checkpoint.src_vocab, checkpoint.tgt_vocab)
+def read_snapshot_weights(folder: Path | str, step: int) -> dict[str, np.ndarray]:
+    """A snapshot's tensors back from the page's files, dequantized as the page does (float32 of
+    ``int8 * scale``), by state-dict name."""
+    folder = Path(folder)
+    entry = json.loads((folder / MANIFEST_FILE).read_text())["snapshots"]["files"][str(step)]
+    content = (folder / entry["file"]).read_bytes()
+    floats = np.frombuffer(content[: 4 * entry["floats"]], dtype="<f4")
+    int8s = np.frombuffer(content[4 * entry["floats"]:], dtype=np.int8)
+    out = {}
+    for name, tensor in entry["tensors"].items():
+        shape = tensor["shape"]
+        size = int(np.prod(shape)) if shape else 1
+        if "q" in tensor:
+            rows = int8s[tensor["q"]: tensor["q"] + size].reshape(shape[0], -1).astype(np.float32)
+            scales = floats[tensor["offset"]: tensor["offset"] + shape[0]]
+            out[name] = (rows * scales[:, None]).reshape(shape)
+        else:
+            out[name] = floats[tensor["offset"]: tensor["offset"] + size].reshape(shape)
+    return out
 
 
 def write_book_lm(folder: Path | str) -> list[Path]:

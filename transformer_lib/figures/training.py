@@ -1,4 +1,4 @@
-"""Figures of chapter 7: the learning-rate schedule and the training loss.
+"""Figures of chapter 7: the learning-rate schedule, the training loss and the replay's curve.
 
 ``learning_rate_figure`` draws equation 3 of the paper (``training.transformer_lr``) for
 several warm-up lengths, with a slider choosing one; ``loss_curve_figure`` draws a
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from ..training import TrainingHistory, transformer_lr
-from ..validation import check_index, check_instance, check_number, check_positive_int
+from ..validation import check_index, check_instance, check_int, check_number, check_positive_int
 from .display import BOOK_TEMPLATE
 
 
@@ -115,3 +115,57 @@ def loss_curve_figure(history: TrainingHistory, window: int = 50,
         legend=dict(x=0.98, xanchor="right", y=0.98),
     )
     return fig
+
+
+def replay_curve_figure(curve: dict, steps: Sequence[int], step: int, window: int = 25) -> go.Figure:
+    """The replay's training curve (``pretrained.snapshots.snapshot_record()["curve"]``): the training
+    loss (moving average of ``window`` steps) and the validation loss at the recorded checkpoints,
+    the snapshots' ``steps`` as diamonds on the validation curve, and ``step`` marked by a dashed
+    vertical line labelled "step N" (a line and a label, not a colour alone)."""
+    check_instance("curve", curve, dict, "a dict with train_loss, valid_steps and valid_loss (snapshot_record)")
+    missing = [key for key in ("train_loss", "valid_steps", "valid_loss") if not isinstance(curve.get(key), list)]
+    if missing:
+        raise ValueError(f"curve: expected lists under {missing}, got keys {sorted(curve)}")
+    if isinstance(steps, str) or not isinstance(steps, Sequence) or not steps:
+        raise TypeError(f"steps: expected a non-empty list of the snapshots' steps, got {steps!r:.60}")
+    check_positive_int("window", window)
+    if len(curve["valid_steps"]) != len(curve["valid_loss"]):
+        raise ValueError(f"curve: expected as many valid_loss as valid_steps, got {len(curve['valid_loss'])} and "
+                         f"{len(curve['valid_steps'])}")
+    valid = dict(zip(curve["valid_steps"], curve["valid_loss"], strict=True))
+    unknown = [s for s in steps if s not in valid]
+    if unknown:
+        raise ValueError(f"steps: expected steps of curve['valid_steps'], got {unknown[:3]}")
+    if step not in steps:
+        raise ValueError(f"step: expected one of {list(steps)}, got {step!r}")
+    losses = [check_number(f"curve['train_loss'][{i}]", v) for i, v in enumerate(curve["train_loss"])]
+    average = moving_average(losses, window)
+    shown = list(range(0, len(losses), 5))  # every 5th step: the average is smooth at this scale
+    fig = go.Figure([
+        go.Scatter(x=[i + 1 for i in shown], y=[_sig(average[i]) for i in shown], mode="lines",
+                   name=f"training loss (average of {window} steps)", line=dict(width=2, color="#9ecae1")),
+        go.Scatter(x=curve["valid_steps"], y=[_sig(v) for v in curve["valid_loss"]], mode="lines",
+                   name="validation loss", line=dict(width=2, color="#1f77b4", dash="dot")),
+        go.Scatter(x=list(steps), y=[_sig(valid[s]) for s in steps], mode="markers", name="snapshots",
+                   marker=dict(symbol="diamond", size=10, color="#08306b")),
+    ])
+    fig.update_layout(
+        template=BOOK_TEMPLATE, height=330, title=dict(text="Training replayed: the loss along the run"),
+        xaxis=dict(title=dict(text="training step")),
+        yaxis=dict(title=dict(text="loss (label-smoothed, per token)"), type="log"),
+        legend=dict(x=0.98, xanchor="right", y=0.98), margin=dict(t=60),
+        **replay_step_marker(step),
+    )
+    return fig
+
+
+def replay_step_marker(step: int) -> dict:
+    """The layout entries that mark ``step`` on ``replay_curve_figure``: a dashed vertical line and its
+    label. The page moves the same marker (explorers.js) when the reader picks another snapshot."""
+    step = check_int("step", step)
+    return dict(
+        shapes=[dict(type="line", x0=step, x1=step, xref="x", y0=0, y1=1, yref="paper",
+                     line=dict(color="#333333", width=2, dash="dash"))],
+        annotations=[dict(x=step, y=1, xref="x", yref="paper", text=f"step {step}", showarrow=False,
+                          xanchor="left", yanchor="top", bgcolor="rgba(255,255,255,0.8)")],
+    )

@@ -161,12 +161,6 @@ def write_shipped(
     return written
 
 
-def book_model(device: torch.device | str = "cpu", dtype: torch.dtype | None = None) -> Checkpoint:
-    """The book's trained Transformer with its vocabularies (``.model``, ``.src_vocab``, ``.tgt_vocab``,
-    and ``.extra``: the recipe and the training figures). Loaded from the package, never trained here."""
-    return load_shipped(BOOK_TRANSFORMER, device=device, dtype=dtype)
-
-
 def book_rnn(device: torch.device | str = "cpu", dtype: torch.dtype | None = None) -> Checkpoint:
     """The GRU encoder-decoder without attention, trained on the same data with the same recipe (chapter 1)."""
     return load_shipped(BOOK_RNN, device=device, dtype=dtype)

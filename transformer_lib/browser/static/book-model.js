@@ -13,7 +13,8 @@
  *   attention maps    capture.capture_translation: the decoder inputs <sos> + output that produced a
  *                     token (a translation cut at its limit never read its last token: no row for it)
  * The weights (book-model.bin, float32) and everything else (book-model.json) are written by
- * transformer_lib.browser.model at book build time, and fetched the first time they are needed.
+ * transformer_lib.browser.model at book build time, and fetched the first time they are needed; so is
+ * each snapshot of the replay (book-model-step{N}.bin, int8 rows: modelAt(step), translate(text, {step})).
  * The messages come from the page's theme (transformer_lib.browser.theme), read by theme() below.
  * Outside a page (Node, in the tests) there is no document: the model runs from bookModel.Model.
  */
@@ -490,6 +491,7 @@
         if (!weightsResponse.ok) throw new Error(`could not load ${weightsUrl} (HTTP ${weightsResponse.status})`);
         const model = new Model(manifest, await weightsResponse.arrayBuffer());
         window.bookModel.loadMs = performance.now() - started;
+        window.bookModel.snapshots = manifest.snapshots ? manifest.snapshots.steps.slice() : [];
         return model;
       })();
       loading.catch(() => { loading = null; }); // a failed load may be retried
@@ -497,8 +499,67 @@
     return loading;
   }
 
+  // ------------------------------------------------------------------ the replay: snapshots of training
+
+  // A snapshot's float32 weights, in the shipped model's layout (manifest.weights), from its file
+  // (transformer_lib.browser.model.snapshot_files): the float32 section (row scales, vectors), then the
+  // int8 matrices. Each weight is int8 * scale rounded once to float32, as pretrained.snapshots.dequantize.
+  function dequantize(manifest, entry, buffer) {
+    if (buffer.byteLength !== 4 * entry.floats + entry.int8) {
+      throw new Error(`${entry.file}: expected ${4 * entry.floats + entry.int8} bytes, got ${buffer.byteLength}`);
+    }
+    const floats = new Float32Array(buffer, 0, entry.floats);
+    const int8s = new Int8Array(buffer, 4 * entry.floats, entry.int8);
+    const out = new Float32Array(manifest.weights.floats);
+    for (const [name, target] of Object.entries(manifest.weights.tensors)) {
+      const source = entry.tensors[name];
+      if (!source) throw new Error(`${entry.file}: no tensor ${name}`);
+      const size = target.shape.reduce((a, b) => a * b, 1);
+      if (source.q === undefined) {
+        out.set(floats.subarray(source.offset, source.offset + size), target.offset);
+        continue;
+      }
+      const rows = target.shape[0];
+      const columns = size / rows;
+      for (let r = 0; r < rows; r++) {
+        const scale = floats[source.offset + r];
+        for (let c = 0; c < columns; c++) out[target.offset + r * columns + c] = int8s[source.q + r * columns + c] * scale;
+      }
+    }
+    return out.buffer;
+  }
+
+  const snapshotLoads = new Map(); // step -> Promise of its Model: each file fetched once
+  function modelAt(step) {
+    return load().then((shipped) => {
+      const replay = shipped.manifest.snapshots;
+      if (step === undefined || step === null) return shipped;
+      if (typeof step !== "number" || !Number.isInteger(step)) {
+        throw new TypeError(`step: expected an int, got ${typeof step === "number" ? step : typeof step}`);
+      }
+      if (!replay || !replay.steps.includes(step)) {
+        throw new RangeError(`step: expected one of [${replay ? replay.steps.join(", ") : ""}], got ${step}`);
+      }
+      if (step === replay.shipped_step) return shipped;
+      if (!snapshotLoads.has(step)) {
+        const entry = replay.files[String(step)];
+        const url = new URL(entry.file, MANIFEST_URL).href;
+        const loading = fetch(url).then(async (response) => {
+          if (!response.ok) throw new Error(`could not load ${url} (HTTP ${response.status})`);
+          return new Model(shipped.manifest, dequantize(shipped.manifest, entry, await response.arrayBuffer()));
+        });
+        loading.catch(() => snapshotLoads.delete(step)); // a failed load may be retried
+        snapshotLoads.set(step, loading);
+      }
+      return snapshotLoads.get(step);
+    });
+  }
+
   window.bookModel = {
     manifestUrl: MANIFEST_URL,
+    snapshots: null, // the replay's training steps, once the manifest is loaded (load())
+    modelAt, // Promise of the Model at one of the snapshots' steps (none: the shipped model)
+    dequantize,
     loadMs: null,
     load,
     ReaderError,
@@ -513,9 +574,9 @@
     checkText,
     /** Promise of {tokens, text, unknown, notes, ended, src_tokens, decoder_tokens,
      *  attention: {encoder_self, decoder_self, cross}} with attention as [layer][head][query][key]. */
-    async translate(text) {
+    async translate(text, options) { // options.step: one of snapshots (none: the shipped model)
       checkText(text); // before loading: an empty box costs no download
-      const model = await load();
+      const model = await modelAt(options ? options.step : undefined);
       return model.translate(text);
     },
     async tokenize(text) {

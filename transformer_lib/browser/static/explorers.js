@@ -2,7 +2,10 @@
  *
  *   data-explorer="attention"   type a sentence, press Translate or Enter: the book's model
  *                               (book-model.js, loaded on first use) translates it, and the
- *                               heatmaps show any attention map behind the translation.
+ *                               heatmaps show any attention map behind the translation. With
+ *                               state.replay, a slider picks a snapshot of the model's training
+ *                               (translated again with bookModel.translate(text, {step})) beside
+ *                               the training curve.
  *   data-explorer="positional"  sliders for d_model, the dimensions and the positions; the waves,
  *                               the table and both similarity matrices are computed here from the
  *                               formulas of section 3.5 and of RoPE.
@@ -194,8 +197,9 @@
     const figure = el("div", { class: "tc-figure" });
     const note = el("p", { class: "tc-note", text: "This explorer runs the book's trained model in your browser: " +
       "the model (about 1.1 MB) is downloaded the first time you press Translate." });
+    const replay = state.replay ? replayControls(state.replay, () => run()) : null;
     root.appendChild(el("div", { class: "tc-live-explorer tc-attention" },
-      [form, output, messages, controls, figure, note]));
+      [form, ...(replay ? [replay.row, replay.curve] : []), output, messages, controls, figure, note]));
 
     let result = null;
     let layerChosen = false;
@@ -268,7 +272,7 @@
       button.disabled = true;
       if (window.bookModel.loadMs === null) message(messages, window.bookModel.fill("loading", {}), "info");
       try {
-        const r = await window.bookModel.translate(text);
+        const r = await window.bookModel.translate(text, replay ? { step: replay.step() } : undefined);
         if (ticket === busy) draw(r);
       } catch (err) {
         if (ticket === busy) {
@@ -286,14 +290,55 @@
     kind.addEventListener("change", () => { if (result) { setLayers(); draw(); } });
     layer.addEventListener("change", () => { layerChosen = true; draw(); });
     head.addEventListener("change", () => draw());
-    window.addEventListener("resize", debounce(() => draw(), 200));
+    window.addEventListener("resize", debounce(() => { draw(); if (replay) replay.draw(); }, 200));
 
     if (state.result) draw(state.result);
     else {
       clear();
       if (!input.value) message(messages, window.bookModel.fill("empty", {}), "info");
     }
-    root.tcExplorer = { run, draw, input, button, kind, layer, head, figure, output, messages };
+    if (replay) replay.draw();
+    root.tcExplorer = { run, draw, input, button, kind, layer, head, figure, output, messages,
+      slider: replay ? replay.slider : null, curve: replay ? replay.curve : null };
+  }
+
+  // The replay (AttentionExplorer(replay=True)): a slider over the snapshots' steps, and the training
+  // curve of transformer_lib.figures.training.replay_curve_figure, computed by the kernel and carried in
+  // the state; the page only moves its step marker (replay_step_marker: a dashed line and "step N").
+  function replayControls(settings, rerun) {
+    const steps = settings.steps;
+    const slider = el("input", { type: "range", min: "0", max: String(steps.length - 1), step: "1",
+      value: String(Math.max(0, steps.indexOf(settings.step))) });
+    const shown = el("output", { class: "tc-readout", "aria-hidden": "true" });
+    const row = el("div", { class: "tc-row tc-slider tc-replay" }, [labelled("Training step", slider), shown]);
+    const curve = el("div", { class: "tc-figure tc-curve" });
+    const step = () => steps[Number(slider.value)];
+    function label() {
+      const text = `step ${step()} of ${steps[steps.length - 1]}`;
+      shown.textContent = text;
+      slider.setAttribute("aria-valuetext", text); // a screen reader says the step, not the slider's index
+    }
+    function draw() {
+      if (!plotlyReady()) return;
+      const layout = baseLayout(JSON.parse(JSON.stringify(settings.figure.layout)));
+      layout.xaxis = Object.assign({}, axisStyle(), layout.xaxis); // the theme's axis style, the figure's titles
+      layout.yaxis = Object.assign({}, axisStyle(), layout.yaxis);
+      for (const item of [...layout.shapes, ...layout.annotations]) {
+        if ("x0" in item) { item.x0 = step(); item.x1 = step(); } else { item.x = step(); item.text = `step ${step()}`; }
+      }
+      if ((curve.clientWidth || 0) < NARROW) {
+        layout.legend = { orientation: "h", x: 0, y: -0.3, xanchor: "left", yanchor: "top" };
+        layout.margin = { l: 50, r: 10, t: 60, b: 50 };
+        layout.height = 380;
+      }
+      // Fresh copies of the traces: given the same arrays again, Plotly.react skips its autorange and falls
+      // back to the default range, which would put the curve and the marker off the axes.
+      window.Plotly.react(curve, JSON.parse(JSON.stringify(settings.figure.data)), layout, plotConfig());
+      name(curve, layout);
+    }
+    slider.addEventListener("input", () => { label(); draw(); rerun(); });
+    label();
+    return { row, curve, slider, step, draw };
   }
 
   function debounce(fn, ms) {
