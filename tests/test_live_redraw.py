@@ -29,7 +29,6 @@ from transformer_lib.decoding import translate
 from transformer_lib.pretrained import book_corpus, book_model
 
 from .book_browser import live_test_page, serve
-from .test_browser import launched_browser
 from .test_live_model import Visit
 
 TOLERANCE = 1e-4
@@ -60,12 +59,6 @@ LISTEN_JS = """(selector) => {
 @pytest.fixture(scope="module")
 def checkpoint():
     return book_model()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    with launched_browser() as b:
-        yield b
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,6 @@ from transformer_lib.decoding import translate
 from transformer_lib.pretrained import book_corpus, book_model, snapshot_steps
 
 from .book_browser import live_test_page, serve
-from .test_browser import launched_browser
 from .test_live_model import KINDS, TOLERANCE, Visit, _text
 
 STEPS = snapshot_steps()
@@ -46,12 +45,6 @@ def sentences() -> list[str]:
 @pytest.fixture(scope="module")
 def checkpoints() -> dict:
     return {step: book_model(step=step) for step in STEPS}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    with launched_browser() as b:
-        yield b
 
 
 @pytest.fixture(scope="module")
