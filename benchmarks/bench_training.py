@@ -7,13 +7,22 @@ matrix product, whose rate is the machine's practical peak: the fraction of it t
 training step reaches is its model FLOPs utilisation (MFU).
 
 Run alone: ``python benchmarks/bench_training.py [--device cuda] [--quick]``.
+
+``--record`` times the CPU twice, with every core by the wall clock and on one thread by the
+process's CPU time, and stores the ratios in book/data/training_speed.json under the CPU
+dispatch of this run (the vector instructions PyTorch's kernels use), keeping the other
+dispatches' runs. The performance appendix reads it. Run it once as it is and once with
+``ATEN_CPU_CAPABILITY=avx2`` (on an AVX-512 processor, the kernels of an AVX2-only one).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import warnings
+from pathlib import Path
 from statistics import median
 
 import harness
@@ -333,8 +342,9 @@ def configurations(quick: bool) -> list[tuple[str, TransformerConfig, int, int]]
     ]
 
 
-def run(device: torch.device, quick: bool = False) -> list[dict]:
-    rounds, min_run_time = (3, 0.3) if quick else (7, 1.0)
+def run(device: torch.device, quick: bool = False, rounds: int | None = None) -> list[dict]:
+    default_rounds, min_run_time = (3, 0.3) if quick else (7, 1.0)
+    rounds = rounds or default_rounds
     return [compare(name, config, batch, length, device, rounds, min_run_time)
             for name, config, batch, length in configurations(quick)]
 
@@ -356,12 +366,41 @@ def print_table(results: list[dict]) -> None:
               f"matmul ({peak['size']}) {peak['flops_per_second']['median'] / 1e9:.1f} GFLOP/s")
 
 
+RECORD = harness.REPO_ROOT / "book" / "data" / "training_speed.json"
+
+
+def record(rounds: int | None, path: Path = RECORD) -> dict:
+    """Both CPU passes (all cores by the wall clock; one thread by CPU time), stored in ``path``
+    under this run's dispatch; the file keeps the runs of the other dispatches."""
+    env = harness.environment(torch.device("cpu"))
+    passes = []
+    for threads, cpu_time in ((torch.get_num_threads(), False), (1, True)):
+        with harness.timing(threads=threads, cpu_time=cpu_time) as settings:
+            load = os.getloadavg()
+            print(f"=== {env['cpu']}, dispatch {env['cpu_dispatch']}, {settings['threads']} thread(s), "
+                  f"{settings['clock']}; load average {load} ===")
+            results = run(torch.device("cpu"), rounds=rounds)
+            print_table(results)
+        passes.append({"timing": settings, "loadavg_1_5_15_at_start": list(load), "models": [
+            {key: r[key] for key in ("name", "batch_size", "src_len", "ratio_ours_over_torch", "ratio_per_round",
+                                     "tokens_per_second", "step_seconds")} for r in results]})
+    env["loadavg_1_5_15_at_end"] = list(os.getloadavg())
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    stored[env["cpu_dispatch"]] = {"environment": env, "passes": passes}
+    path.write_text(json.dumps(dict(sorted(stored.items())), indent=1) + "\n")
+    print("written:", path, "under", env["cpu_dispatch"])
+    return stored
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--quick", action="store_true", help="fewer, shorter rounds")
     parser.add_argument("--threads", type=int, default=None, help="default: all cores")
     parser.add_argument("--cpu-time", action="store_true", help="time with the process's CPU time")
+    parser.add_argument("--rounds", type=int, default=None, help="alternated rounds (default 7; 3 with --quick)")
+    parser.add_argument("--record", action="store_true",
+                        help=f"both CPU passes, stored in {RECORD.relative_to(harness.REPO_ROOT)} under this dispatch")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -369,6 +408,9 @@ if __name__ == "__main__":
         harness.set_threads()
     if args.cpu_time:
         harness.use_cpu_time()
-    results = run(torch.device(args.device), args.quick)
+    if args.record:
+        record(args.rounds)
+        raise SystemExit
+    results = run(torch.device(args.device), args.quick, args.rounds)
     print_table(results)
     print("median of per-round ratios:", [round(median(r["ratio_per_round"]), 3) for r in results])

@@ -120,6 +120,22 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def dispatch() -> dict:
+    """Which vector instructions PyTorch's CPU kernels use: the best the processor has, unless the
+    environment variable ATEN_CPU_CAPABILITY asks for less (``avx2`` on an AVX-512 processor runs
+    the kernels that a reader's AVX2-only processor runs)."""
+    flags = ""
+    try:
+        flags = next((line for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("flags")), "")
+    except OSError:
+        pass
+    return {
+        "cpu_dispatch": torch.backends.cpu.get_cpu_capability(),
+        "aten_cpu_capability": os.environ.get("ATEN_CPU_CAPABILITY"),
+        "cpu_has_avx512": " avx512f" in flags,
+    }
+
+
 def environment(device: torch.device) -> dict:
     """What the figures were measured on, recorded beside them."""
     env = {
@@ -131,6 +147,7 @@ def environment(device: torch.device) -> dict:
         "torch_threads": torch.get_num_threads(),
         "device": str(device),
         "loadavg_1_5_15": list(os.getloadavg()),
+        **dispatch(),
     }
     if torch.cuda.is_available():
         env["gpu"] = torch.cuda.get_device_name(0)

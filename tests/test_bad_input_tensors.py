@@ -25,6 +25,7 @@ from transformer_lib.positional_encoding import RotaryEmbedding, SinusoidalPosit
 from transformer_lib.residual import LayerNorm
 from transformer_lib.rnn import LSTM, VanillaRNN
 from transformer_lib.training import label_smoothed_cross_entropy
+from transformer_lib.validation import check_finite
 
 from .bad_input import raises
 
@@ -175,6 +176,24 @@ def test_non_finite_query_to_multi_head_attention_is_refused(value, need_weights
     query[1, 2, 3] = value
     with pytest.raises(ValueError, match="expected finite values"):
         MHA(query, X, X, need_weights=need_weights)
+
+
+def test_finite_values_whose_sum_overflows_are_accepted_and_a_bad_value_among_them_is_found():
+    # check_finite first sums the tensor (a NaN or an infinity makes the sum so); a sum that
+    # overflows from finite values alone must fall back to the element-wise test, not refuse.
+    huge = torch.full((2, 3, 4), 3e38)
+    assert not torch.isfinite(huge.sum())
+    check_finite("x", huge)
+    check_finite("logits", huge, allow_minus_inf=True)
+    huge[1, 2, 0] = -math.inf
+    check_finite("logits", huge, allow_minus_inf=True)
+    for value in NON_FINITE:
+        huge[1, 2, 0] = value
+        with pytest.raises(ValueError, match=r"x: expected finite values, got .* at position \(1, 2, 0\)"):
+            check_finite("x", huge)
+    huge[1, 2, 0] = math.nan
+    with pytest.raises(ValueError, match="expected finite values or -inf"):
+        check_finite("logits", huge, allow_minus_inf=True)
 
 
 # ----------------------------------------------------------------------------- fully masked rows

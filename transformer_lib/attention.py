@@ -192,7 +192,12 @@ def scaled_dot_product_attention(
     if not need_weights:  # fast path: one fused kernel, same result
         output = F.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=dropout_p)
         if mask is not None:  # kernels differ on rows with no key (zeros on the CPU, NaN elsewhere): say zeros
-            output = output.masked_fill(_attends_to_nothing(mask), 0.0)
+            nothing = _attends_to_nothing(mask)  # (B, 1 or h, T_q, 1)
+            # On a CPU, asking the small mask first is cheaper than copying the output (and, in
+            # training, its gradient) when no row is empty, the usual case; on a GPU, asking would
+            # make the CPU wait for the device.
+            if output.device.type != "cpu" or bool(nothing.any()):
+                output = output.masked_fill(nothing, 0.0)
         return output, None
 
     weights = attention_weights(query, key, mask)  # (B, h, T_q, T_k)

@@ -334,7 +334,14 @@ def module_dtype(parameter: Tensor) -> torch.dtype | None:
 
 def check_finite(name: str, x: Tensor, allow_minus_inf: bool = False) -> None:
     """No NaN and no infinity: either would spread through a softmax without an error.
-    ``allow_minus_inf``: -inf is accepted (a logit that excludes its token)."""
+    ``allow_minus_inf``: -inf is accepted (a logit that excludes its token).
+
+    Every layer checks its input, so the common case must be cheap: a NaN or an infinity makes
+    the sum NaN or infinite, so a finite sum (one pass, no tensor as large as ``x``) proves the
+    tensor finite. Only a sum that is not finite (a bad value, or finite values so large that the
+    sum overflows) pays for the element-wise test that decides, and finds the position."""
+    if bool(torch.isfinite(x.detach().sum())):
+        return
     finite = torch.isfinite(x) | (x == float("-inf")) if allow_minus_inf else torch.isfinite(x)
     if not bool(finite.all()):
         where = tuple(int(i) for i in (~finite).nonzero()[0])
