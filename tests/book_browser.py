@@ -88,7 +88,7 @@ def live_test_page(folder: Path) -> Path:
     """A minimal page with both live explorers, the same scripts as the book and the model file
     written as the book's build writes it; returns ``folder`` (serve it). Faster than a book build."""
     from transformer_lib.browser.model import write_book_model
-    from transformer_lib.browser.page import live_explorer_html, write_page_files
+    from transformer_lib.browser.page import LIVE_SCRIPTS, live_explorer_html, write_page_files
 
     static = folder / "_static"
     write_page_files(static / "live")
@@ -97,8 +97,7 @@ def live_test_page(folder: Path) -> Path:
     plotly.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "book" / "_static" / "vendor" / "plotly" / "plotly-book.min.js", plotly)
     scripts = "".join(f'<script src="_static/{s}"></script>' for s in (
-        "vendor/plotly/plotly-book.min.js", "live/book-model.js", "live/explorers.js", "live/book-trace.js",
-        "live/stepper.js"))
+        "vendor/plotly/plotly-book.min.js", *(f"live/{name}" for name in LIVE_SCRIPTS)))
     (folder / "index.html").write_text(
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>live explorers</title>'
         '<link rel="icon" href="data:,">'

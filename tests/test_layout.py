@@ -1,4 +1,4 @@
-"""The package's layout: no import circle between its modules, and no module over 500 lines.
+"""The package's layout: no import circle between its modules, and no module or page script over 500 lines.
 
 Every module of ``transformer_lib`` is parsed with ``ast`` (nothing is imported), and every
 import of a module of the package becomes an edge of a graph: absolute and relative
@@ -17,6 +17,7 @@ from pathlib import Path
 PACKAGE = "transformer_lib"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 MAX_LINES = 500
+STATIC = ROOT / "browser" / "static"  # the page's scripts: the same limit
 
 
 def module_files(root: Path = ROOT, package: str = PACKAGE) -> dict[str, Path]:
@@ -113,6 +114,17 @@ def test_no_module_is_over_500_lines() -> None:
     assert not too_long, f"modules over {MAX_LINES} lines: {too_long}"
 
 
+def too_long_scripts(static: Path = STATIC) -> dict[str, int]:
+    lengths = {path.name: len(path.read_text().splitlines()) for path in sorted(static.glob("*.js"))}
+    return {name: n for name, n in lengths.items() if n > MAX_LINES}
+
+
+def test_no_page_script_is_over_500_lines() -> None:
+    assert len(list(STATIC.glob("*.js"))) >= 8  # the folder is where the check looks
+    too_long = too_long_scripts()
+    assert not too_long, f"page scripts over {MAX_LINES} lines: {too_long}"
+
+
 def test_only_the_explorers_import_ipywidgets() -> None:
     widget_modules = {f"{PACKAGE}.browser.explorers", f"{PACKAGE}.browser.lm_explorer", f"{PACKAGE}.browser.stepper"}
     for name, path in module_files().items():
@@ -170,3 +182,10 @@ def test_a_module_of_501_lines_is_too_long(tmp_path: Path) -> None:
     (tmp_path / "sub" / "long.py").write_text("x = 1\n" * 501)
     assert too_long_modules(tmp_path, "pkg") == {"pkg.sub.long": 501}
 
+
+
+def test_a_page_script_of_501_lines_is_too_long(tmp_path: Path) -> None:
+    (tmp_path / "ok.js").write_text("x;\n" * 500)
+    (tmp_path / "long.js").write_text("x;\n" * 501)
+    (tmp_path / "long.css").write_text("x;\n" * 501)  # only the scripts
+    assert too_long_scripts(tmp_path) == {"long.js": 501}

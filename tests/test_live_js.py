@@ -24,6 +24,7 @@ import pytest
 import torch
 
 from transformer_lib.browser.model import MANIFEST_FILE, WEIGHTS_FILE, browser_model_files
+from transformer_lib.browser.page import LIVE_SCRIPTS
 from transformer_lib.browser.theme import MESSAGES, theme, theme_json
 from transformer_lib.capture import capture_translation
 from transformer_lib.config import TransformerConfig
@@ -35,7 +36,7 @@ from transformer_lib.positional_encoding import sinusoidal_table
 from transformer_lib.tokenization import Vocab
 
 STATIC = resources.files("transformer_lib.browser") / "static"
-SCRIPTS = ("book-model.js", "explorers.js", "book-trace.js", "stepper.js")
+SCRIPTS = LIVE_SCRIPTS  # in the page's order
 NODE = shutil.which("node") or shutil.which("nodejs")
 
 # Both scripts in one context, as in a page without a document: window.bookModel, window.tcExplorers.
@@ -64,6 +65,19 @@ def run_js(snippet: str, tmp_path: Path, theme_text: str | None = None) -> objec
     result = subprocess.run([NODE, "-e", HARNESS, args], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-3000:]
     return json.loads(result.stdout)
+
+
+# ---------------------------------------------------------------- one list of the page's scripts
+
+
+def test_the_one_list_names_every_script_of_the_page_once() -> None:
+    """browser.page's LIVE_SCRIPTS and LM_SCRIPTS, which the build, the PDF and the tests read, hold
+    every script of static/ once: a new script cannot be left out of the pages."""
+    from transformer_lib.browser.page import LM_SCRIPTS
+
+    listed = [*LIVE_SCRIPTS, *LM_SCRIPTS]
+    assert len(listed) == len(set(listed))
+    assert set(listed) == {item.name for item in STATIC.iterdir() if item.name.endswith(".js")}
 
 
 # ---------------------------------------------------------------- one theme, written by Python

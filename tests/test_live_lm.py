@@ -37,6 +37,7 @@ import torch
 
 from transformer_lib.browser.lm_explorer import LanguageModelExplorer, read_lm_settings
 from transformer_lib.browser.model import LM_STEM, file_names, write_book_lm
+from transformer_lib.browser.page import LIVE_SCRIPTS, LM_SCRIPTS
 from transformer_lib.browser.theme import theme_json
 from transformer_lib.capture import capture_attention
 from transformer_lib.figures.sampling import next_word_figure
@@ -44,7 +45,7 @@ from transformer_lib.language_model import never_drawn, next_word_probs, sample_
 from transformer_lib.pretrained import book_lm
 
 STATIC = resources.files("transformer_lib.browser") / "static"
-SCRIPTS = ("book-model.js", "explorers.js", "book-lm.js", "lm-explorer.js")
+SCRIPTS = (*LIVE_SCRIPTS, *LM_SCRIPTS)  # as chapter 8's page loads them
 NODE = shutil.which("node") or shutil.which("nodejs")
 TOLERANCE = 1e-5
 PROMPTS = ("", "le petit", "nous ne", "les chiens de mon frère")
@@ -269,8 +270,7 @@ def lm_test_page(folder: Path, explorer_html: str) -> Path:
     plotly.mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "book" / "_static" / "vendor" / "plotly" / "plotly-book.min.js", plotly)
     scripts = "".join(f'<script src="_static/{s}"></script>' for s in (
-        "vendor/plotly/plotly-book.min.js", "live/book-model.js", "live/explorers.js", "live/book-lm.js",
-        "live/lm-explorer.js"))
+        "vendor/plotly/plotly-book.min.js", *(f"live/{name}" for name in (*LIVE_SCRIPTS, *LM_SCRIPTS))))
     (folder / "index.html").write_text(
         '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>language model explorer</title>'
         '<link rel="icon" href="data:,">'
@@ -492,7 +492,7 @@ def test_the_lm_scripts_copy_nothing_of_the_theme() -> None:
     from transformer_lib.browser.theme import MESSAGES
     from transformer_lib.figures.display import BOOK_TEMPLATE, MODEBAR_REMOVED, PALETTE
 
-    for name in ("book-lm.js", "lm-explorer.js"):
+    for name in LM_SCRIPTS:
         text = (STATIC / name).read_text()
         copies = [c for c in PALETTE if c.lower() in text.lower()] + [b for b in MODEBAR_REMOVED if b in text]
         copies += [BOOK_TEMPLATE.layout.font.family] * (BOOK_TEMPLATE.layout.font.family in text)

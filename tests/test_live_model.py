@@ -24,7 +24,7 @@ import torch
 
 from transformer_lib.browser.explorers import AttentionExplorer, PositionalEncodingExplorer, reading_notes
 from transformer_lib.browser.model import MANIFEST_FILE, WEIGHTS_FILE, browser_model_files, read_weights
-from transformer_lib.browser.page import live_explorer_html
+from transformer_lib.browser.page import LIVE_SCRIPTS, live_explorer_html
 from transformer_lib.browser.theme import theme_json
 from transformer_lib.capture import capture_attention
 from transformer_lib.decoding import translate
@@ -306,7 +306,7 @@ def test_the_built_book_carries_the_page_files_and_the_theme_python_writes(site:
 
     live = site / "_static" / "live"
     static = resources.files("transformer_lib.browser") / "static"
-    for name in ("book-model.js", "explorers.js", "explorers.css"):
+    for name in (*LIVE_SCRIPTS, "explorers.css"):
         assert (live / name).read_bytes() == (static / name).read_bytes(), name
     assert (live / "theme.json").read_text() == theme_json()
     inline = f'<script id="tc-live-theme" type="application/json">{theme_json()}</script>'

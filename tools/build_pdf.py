@@ -34,8 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PDF_NAME = "the-transformer-computed.pdf"
 PRINT_PAGE = "_print.html"
 VIEWPORT = {"width": 760, "height": 1000}  # about A4's text width at 96 px per inch: figures drawn at print size
-SCRIPTS = ("vendor/plotly/plotly-book.min.js", "plotly-config.js", "live/book-model.js", "live/explorers.js",
-           "live/book-trace.js", "live/stepper.js")
+PLOTLY_SCRIPTS = ("vendor/plotly/plotly-book.min.js", "plotly-config.js")  # then the live scripts, under live/
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -144,7 +143,10 @@ def print_page(site: Path, pages: list[str]) -> str:
         contents.append(f'<li><a href="#{key}--top">{title}</a>{f"<ol>{entries}</ol>" if entries else ""}</li>')
     book = yaml.safe_load((ROOT / "_config.yml").read_text())
     head = "".join(f'<link rel="stylesheet" href="{href}">' for href in links)
-    scripts = "".join(f'<script src="_static/{script}"></script>' for script in SCRIPTS
+    from transformer_lib.browser.page import LIVE_SCRIPTS  # the page's scripts in their order: one list
+
+    scripts = "".join(f'<script src="_static/{script}"></script>'
+                      for script in (*PLOTLY_SCRIPTS, *(f"live/{name}" for name in LIVE_SCRIPTS))
                       if (site / "_static" / script).exists())
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{book["title"]}</title>'
             f'{head}<style>{PRINT_CSS}</style>{scripts}</head><body>'

@@ -222,6 +222,8 @@ class _Replay:
     (each loaded once, when first chosen; the last step is the model the explorer was given)."""
 
     def __init__(self, model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab) -> None:
+        import ipywidgets as widgets  # on first use (see the module's docstring)
+
         from ..pretrained import book_model
         from ..pretrained.snapshots import snapshot_record
 
