@@ -5,8 +5,9 @@ build writes (tests/book_browser.live_test_page) and a replay explorer
 (``AttentionExplorer(replay=True)``'s HTML). For every snapshot and held-out test sentences
 (step 0's and the early snapshots' translations run to the length limit), the page's tokens equal
 ``decoding.translate`` with ``pretrained.book_model(step=N)`` and every attention weight is within
-1e-4 of ``capture.capture_attention``; the page's files hold the snapshot's floats exactly; a snapshot
-is fetched only when first needed, once; the slider works by keyboard at 1366 and 390 px; nothing
+1e-4 of ``capture.capture_translation`` (the decoder inputs that produced the tokens: no row for the
+last token of a translation cut at its limit); the page's files hold the snapshot's floats exactly; a
+snapshot is fetched only when first needed, once; the slider works by keyboard at 1366 and 390 px; nothing
 leaves 127.0.0.1.
 """
 
@@ -18,12 +19,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from transformer_lib.browser.explorers import AttentionExplorer
 from transformer_lib.browser.model import MANIFEST_FILE, WEIGHTS_FILE, read_snapshot_weights, snapshot_file
 from transformer_lib.browser.page import live_explorer_html
-from transformer_lib.capture import capture_attention
+from transformer_lib.capture import capture_translation
 from transformer_lib.decoding import translate
 from transformer_lib.pretrained import book_corpus, book_model, snapshot_steps
 
@@ -102,15 +102,14 @@ def test_every_snapshot_translates_as_the_library(checkpoints, browser, url: str
             assert result["tokens"] == expected.tokens, (step, text)
             assert result["ended"] == expected.ended, (step, text)
             cut += not expected.ended
-            decoder_in = [tgt_vocab.sos_id] + [tgt_vocab.stoi[t] for t in expected.tokens]
-            maps = capture_attention(model, torch.tensor([src_vocab.encode(text)]), torch.tensor([decoder_in]))
+            maps = capture_translation(model, expected, src_vocab, tgt_vocab)  # the rows the page draws too
             for kind in KINDS:
                 reference = np.stack([layer[0].numpy() for layer in getattr(maps, kind)])  # (layers, heads, q, k)
                 in_page = np.array(result["attention"][kind], dtype=np.float64)
                 assert in_page.shape == reference.shape, (step, text, kind)
                 worst = max(worst, float(np.abs(in_page - reference).max()))
     assert cut >= 10, "the comparison should include translations cut at the length limit"
-    assert worst <= TOLERANCE, f"attention differs from capture_attention by up to {worst:.2e}"
+    assert worst <= TOLERANCE, f"attention differs from capture_translation by up to {worst:.2e}"
 
 
 def test_snapshots_are_fetched_when_first_needed_once_and_bad_steps_named(browser, url: str) -> None:
