@@ -97,6 +97,7 @@ class Control:
     values: Callable[[list[str]], list]
     prepare: Callable
     press: Callable
+    page: str = "index.html"  # the test page that holds the explorer
 
 
 def _fill_sentence(page, sentence: str) -> None:
@@ -137,12 +138,47 @@ def key_control(name: str, key: str, reset: tuple[str, str] | None = None) -> Co
     return Control(selector, lambda sentences: sentences, translated, press)
 
 
+def step_slider(key: str) -> Control:
+    """The replay's step slider (``AttentionExplorer(replay=True)``, on ``replay.html``): each held-out
+    sentence is first translated and drawn by the shipped model, the slider's last step (untimed);
+    then ``key`` moves the slider, which translates the sentence again with that step's snapshot
+    (fetched on its first use: the first press of the run includes the fetch) and redraws."""
+    selector = 'div.tc-live[data-explorer="attention"]'
+
+    def translated(page, sentence: str) -> None:
+        page.evaluate("""(s) => { const slider = document.querySelector(s + ' .tc-replay input[type=range]');
+          slider.value = slider.max; }""", selector)  # no event: the next translation reads it
+        page.evaluate(SETTLE_JS, selector)
+        _fill_sentence(page, sentence)
+        _press_enter(page)
+        page.evaluate("() => window.__tcSettled.then(() => null)")
+
+    def press(page) -> None:
+        page.locator(selector).get_by_label("Training step", exact=True).press(key)
+
+    return Control(selector, lambda sentences: sentences, translated, press, page="replay.html")
+
+
+def write_replay_page(folder: Path) -> None:
+    """``replay.html`` beside the test page: the same scripts, and the replay explorer's HTML."""
+    from transformer_lib.browser.explorers import AttentionExplorer
+    from transformer_lib.pretrained import book_model
+
+    ck = book_model()
+    state = AttentionExplorer(ck.model, ck.src_vocab, ck.tgt_vocab, sentence="", replay=True)._repr_mimebundle_()
+    page = (folder / "index.html").read_text()
+    body_end = page.index(">", page.index("<body")) + 1
+    (folder / "replay.html").write_text(page[:body_end] + state["text/html"] + "</body></html>")
+
+
 CONTROLS = {
     # typing: a sentence in the box, then Enter
     "typing": Control('div.tc-live[data-explorer="attention"]', lambda sentences: sentences, _fill_sentence,
                       _press_enter),
     # the explorer's menus: another head (all heads -> head 1) for the sentence drawn
     "head menu": key_control("Head", "ArrowDown", reset=("Head", "all heads")),
+    # the replay's step slider: from the shipped model (step 1500) to the snapshot before it
+    "step slider": step_slider("ArrowLeft"),
 }
 
 
@@ -178,6 +214,7 @@ def main() -> int:
     sentences = [src for src, _ in book_corpus().test[: args.sentences]]
     with tempfile.TemporaryDirectory() as tmp:
         folder = live_test_page(Path(tmp))
+        write_replay_page(folder)
         live = folder / "_static" / "live"
         print("files (bytes: raw, gzip -6)")
         total_raw = total_gzip = 0
@@ -185,22 +222,26 @@ def main() -> int:
             raw = path.read_bytes()
             packed = len(gzip.compress(raw, 6))
             total_raw, total_gzip = total_raw + len(raw), total_gzip + packed
-            when = "on first use" if path.name.startswith("book-model.") and path.suffix != ".js" else "with the page"
-            print(f"  {path.name:<20} {len(raw):>10,} {packed:>10,}  ({when})")
-        print(f"  {'total':<20} {total_raw:>10,} {total_gzip:>10,}  (budget {BUDGET_GZIP:,} gzip)")
+            when = "with the page" if path.suffix in (".js", ".css") else "on first use"  # models, snapshots
+            print(f"  {path.name:<24} {len(raw):>10,} {packed:>10,}  ({when})")
+        print(f"  {'total':<24} {total_raw:>10,} {total_gzip:>10,}  (budget {BUDGET_GZIP:,} gzip)")
         with serve(folder) as base, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium_path(), args=LAUNCH_ARGS, headless=True)
             page = browser.new_page()
             page.goto(base + "index.html", wait_until="load")
             result = page.evaluate(TIMING_JS, [sentences, args.repeats])
             page.close()
-            page = browser.new_page(viewport={"width": args.width, "height": 900})
-            page.goto(base + "index.html", wait_until="load")
-            page.evaluate("() => window.bookModel.load()")  # the first use's download is timed above
-            _fill_sentence(page, sentences[0])
-            _press_enter(page)  # the first figure (plotly's first plot), untimed
-            page.wait_for_function("() => document.querySelector('.tc-attention .js-plotly-plot .main-svg .hm')")
-            waits = {name: time_control(page, CONTROLS[name], sentences, args.repeats) for name in args.controls}
+            waits = {}
+            for name in args.controls:
+                control = CONTROLS[name]
+                page = browser.new_page(viewport={"width": args.width, "height": 900})
+                page.goto(base + control.page, wait_until="load")
+                page.evaluate("() => window.bookModel.load()")  # the first use's download is timed above
+                _fill_sentence(page, sentences[0])
+                _press_enter(page)  # the first figure (plotly's first plot), untimed
+                page.wait_for_function("() => document.querySelector('.tc-attention .js-plotly-plot .main-svg .hm')")
+                waits[name] = time_control(page, control, sentences, args.repeats)
+                page.close()
             browser.close()
     q1, median, q3 = quartiles(result["times"])
     lengths = [len(s.split()) for s in sentences]
