@@ -46,7 +46,11 @@ MB = 1000 * 1000
 CHAPTER_BUDGET = int(0.7 * MB)  # gzip bytes, first visit, before any control is used (issue 23)
 TEXT_BUDGET = int(0.3 * MB)
 SNAPSHOT_BUDGET = int(0.4 * MB)  # gzip bytes, one snapshot of the replay
-LAZY_BUDGET = 3 * MB  # gzip bytes, every file fetched on first use, together
+# gzip bytes: the page lab's files fetched on first use (the replay's snapshots and the language model),
+# together (issue 23). The translator's own files, fetched by the attention explorer's first
+# translation, have their budget in benchmarks/live_model.py (issue 13); they are listed here too.
+LAZY_BUDGET = 3 * MB
+LAB_KINDS = ("snapshot", "language model")
 # Not fetched on first use: what the pages load with them (scripts, styles, fonts, images, the
 # theme) and the theme's translation catalogues (.mo, .po: the build reads them, no page fetches them).
 PAGE_SUFFIXES = {".js", ".mjs", ".css", ".map", ".woff", ".woff2", ".ttf", ".eot", ".svg", ".png", ".jpg",
@@ -166,10 +170,13 @@ def print_lazy(static: Path, first_visit: set[str] | None = None) -> list[str]:
         print(f"{'  all ' + kind + ' files':40} {len(of_kind):>3} file(s)    {sum(r[2] for r in of_kind) / MB:7.3f} "
               f"{sum(r[3] for r in of_kind) / MB:7.3f}")
     total_raw, total = sum(r[2] for r in rows), sum(r[3] for r in rows)
-    print(f"{'all of them':40} {'':15} {total_raw / MB:7.3f} {total / MB:7.3f} {LAZY_BUDGET / MB:6.1f} "
-          f"{total / LAZY_BUDGET:5.0%}")
-    if total > LAZY_BUDGET:
-        over.append(f"the files fetched on first use, together (over {LAZY_BUDGET / MB:.0f} MB gzip)")
+    print(f"{'all of them':40} {'':15} {total_raw / MB:7.3f} {total / MB:7.3f}")
+    lab = [r for r in rows if r[1] in LAB_KINDS]
+    lab_total = sum(r[3] for r in lab)
+    print(f"{'the lab: snapshots and language model':40} {'':15} {sum(r[2] for r in lab) / MB:7.3f} "
+          f"{lab_total / MB:7.3f} {LAZY_BUDGET / MB:6.1f} {lab_total / LAZY_BUDGET:5.0%}")
+    if lab_total > LAZY_BUDGET:
+        over.append(f"the snapshots and the language model, together (over {LAZY_BUDGET / MB:.0f} MB gzip)")
     return over
 
 

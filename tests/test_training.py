@@ -330,3 +330,18 @@ def test_training_step_with_a_token_total_scales_the_loss_it_divides():
         grads.append([p.grad.clone() for p in model.parameters() if p.grad is not None])
         assert result.tokens == int((batch.tgt_out != 0).sum())
     assert all(torch.allclose(half * 2, full, atol=1e-7) for half, full in zip(grads[1], grads[0], strict=True))
+
+
+def test_in_the_books_build_the_bar_is_one_line_of_text_on_stdout(capsys, monkeypatch):
+    """tools/execute_notebooks.py sets TRANSFORMER_BOOK_BUILD=1: the stored output is the bar's final
+    state as one line of text (no widget for the static page to load, nothing on stderr)."""
+    from transformer_lib.progress import BOOK_BUILD_ENV
+
+    monkeypatch.setenv(BOOK_BUILD_ENV, "1")
+    batches = to_batches(reverse_pairs(20, seed=1), 5)
+    train(tiny_model(0), batches, steps=50, callback=lambda r: r.step == 3 and f"reached 96% at step {r.step}")
+    out, err = capsys.readouterr()
+    assert err == "" and "\r" not in out, (out, err)
+    assert out.strip().startswith("reached 96% at step 3: 100%") and "| 3/3 [" in out and out.count("\n") == 1, out
+    train(tiny_model(0), batches, steps=4, progress=False)  # no bar asked for: nothing printed
+    assert capsys.readouterr() == ("", "")

@@ -32,6 +32,7 @@ import torch
 from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR, LRScheduler
 
+from .progress import close_bar, progress_bar
 from .validation import (
     check_bool,
     check_choice,
@@ -386,8 +387,7 @@ class _Reporter:
         self.history = TrainingHistory(device=str(device))
         epochs_total = options.epochs * n_batches if options.epochs is not None else None
         total = options.steps if options.steps is not None else epochs_total
-        from tqdm.auto import tqdm  # a widget in a notebook, text elsewhere; imported when training starts
-        self.bar = tqdm(total=total, disable=not options.progress, desc="training", unit="step", mininterval=0.5)
+        self.bar = progress_bar(total, options.progress, desc="training", unit="step", mininterval=0.5)
         self.elapsed = 0.0
 
     def run_evaluation(self) -> dict[str, float]:
@@ -432,7 +432,7 @@ class _Reporter:
                 bar.reset(total=step)  # reset(): a notebook's widget bar takes the new length too
                 bar.start_t, bar.n = started, step
                 bar.set_description(history.stop_message)
-        bar.close()
+        close_bar(bar)
         if self.evaluate is not None and (not history.evaluations or history.evaluations[-1]["step"] != step):
             self.run_evaluation()
         history.stop_reason = stop

@@ -20,10 +20,10 @@ from IPython.display import HTML
 
 from ..capture import AttentionMaps
 from ..html_embed import json_for_script, script_safe
+from ..progress import BOOK_BUILD_ENV
 from ..validation import check_choice
 from .display import div_id
 
-BOOK_BUILD_ENV = "TRANSFORMER_BOOK_BUILD"  # set by tools/execute_notebooks.py
 # The package's copy (the same bytes as the book's _static/vendor/d3 and jquery: tests/test_vendor.py).
 VENDOR: Traversable = files("transformer_lib") / "browser" / "vendor"
 _LIBRARIES = {"jQuery": "jquery/jquery.min.js", "d3": "d3/d3.min.js"}  # under VENDOR and _static/vendor/
