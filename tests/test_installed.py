@@ -123,12 +123,16 @@ from importlib.resources import files
 from transformer_lib.capture import capture_translation
 from transformer_lib.decoding import translate
 from transformer_lib.figures.bertviz import bertviz_head_view, bertviz_model_view
-from transformer_lib.pretrained import load_shipped
+from transformer_lib.pretrained import book_model, load_shipped, snapshot_steps
 from transformer_lib.pretrained.shipped import WEIGHTS_DIR
 
-names = sorted(p.stem for p in (files("transformer_lib.pretrained") / "weights").iterdir()
-               if p.name.endswith(".safetensors"))
+stored = {p.name for p in (files("transformer_lib.pretrained") / "weights").iterdir()}
+# a model is its weights and its configuration; the replay's snapshots are weights of book_transformer
+names = sorted(n.removesuffix(".safetensors") for n in stored
+               if n.endswith(".safetensors") and n.replace(".safetensors", ".json") in stored)
 loaded = {name: sum(p.numel() for p in load_shipped(name).model.parameters()) for name in names}
+loaded.update({f"book_transformer_step{step:04d}": sum(p.numel() for p in book_model(step=step).model.parameters())
+               for step in snapshot_steps() if f"book_transformer_step{step:04d}.safetensors" in stored})
 book = load_shipped("book_transformer")
 result = translate(book.model, "the cat sees the dog", book.src_vocab, book.tgt_vocab)
 maps = capture_translation(book.model, result, book.src_vocab, book.tgt_vocab)
