@@ -40,6 +40,7 @@ from transformer_lib import (
     oracle,
     paper,
     positional_encoding,
+    progress,
     prose,
     residual,
     rnn,
@@ -475,6 +476,9 @@ CALLS = {
         unfiltered=language_model.next_word_probs(LM, VOCAB, "the").tolist(),
         probs=language_model.next_word_probs(LM, VOCAB, "the", top_k=2).tolist(), vocab=list(VOCAB.itos),
         prompt="the", temperature=1.0, top_k=2, top_p=0.9, shown=5)),
+    # the training bar (issue 24): tqdm's widget in a notebook, one line of text in the book's build
+    "progress.progress_bar": lambda: (progress.progress_bar, dict(total=5, enabled=False)),
+    "progress.close_bar": lambda: (progress.close_bar, dict(bar=progress.progress_bar(5, enabled=False))),
     "measure.chapter_times_table": lambda: (measure.chapter_times_table, dict(results=dict(
         host=dict(cpu="a CPU", cores=2, threads=1, torch="2", load_average_before=0.5, load_average_after=1.0),
         date="2026-11-26", chapters=[dict(notebook="01.ipynb", seconds=9.0, cpu_seconds=8.0, first_cell_seconds=3.0,

@@ -62,12 +62,27 @@ READY_JS = """([state, expected]) => {
 }"""
 
 
+# The figures a live explorer draws (transformer_lib/browser/static): the attention explorer its maps
+# (and, with the replay, the training curve), the positional explorer one, the stepper its candidates
+# and the cross-attention row, the language-model explorer its bars and its maps.
+LIVE_FIGURES = {"attention": 1, "positional": 1, "stepper": 2, "lm": 2}
+LIVE_EXPLORER = re.compile(r'<div class="tc-live" data-explorer="(\w+)">'
+                           r'<script type="application/json" class="tc-live-state">(.*?)</script>', re.DOTALL)
+
+
+def live_figures(html: str) -> int:
+    """The figures the page's live explorers draw, by their kind and state."""
+    return sum(LIVE_FIGURES[kind] + bool(json.loads(state).get("replay"))
+               for kind, state in LIVE_EXPLORER.findall(html))
+
+
 def promised(html: str) -> dict[str, int]:
     """What a page's HTML asks the browser to draw: figures (in the page, in saved widget outputs,
-    where the quotes are JSON-escaped, and one in each live explorer), widget views and bertviz views."""
+    where the quotes are JSON-escaped, and those of each live explorer), widget views and bertviz views."""
+    assert len(LIVE_EXPLORER.findall(html)) == html.count('class="tc-live"')  # every live explorer counted
     return {
         "plots": html.count('class="plotly-graph-div"') + html.count('class=\\"plotly-graph-div\\"')
-        + html.count('class="tc-live"'),
+        + live_figures(html),
         "views": len(re.findall(r'<script type="application/vnd\.jupyter\.widget-view\+json">', html)),
         "bertviz": len(re.findall(r'<div id="bertviz-[0-9a-f-]+"', html)),
     }

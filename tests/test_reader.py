@@ -248,7 +248,7 @@ def test_every_plotly_config_removes_the_same_toolbar_buttons() -> None:
         assert "showSendToCloud: false" in text, script
 
 
-def test_the_whole_book_prints_to_one_pdf(site: Path, tmp_path: Path) -> None:
+def test_the_whole_book_prints_to_one_pdf(site: Path, tmp_path: Path, browser) -> None:
     """tools/build_pdf.py prints every page of _toc.yml into one PDF (every figure drawn first, or it
     fails): the PDF's bookmarks name every chapter, and internal links land inside it."""
     import sys
@@ -258,9 +258,7 @@ def test_the_whole_book_prints_to_one_pdf(site: Path, tmp_path: Path) -> None:
         import build_pdf
     finally:
         sys.path.remove(str(ROOT / "tools"))
-    from .book_browser import chromium_path
-
-    pdf = build_pdf.build_pdf(site, tmp_path / "book.pdf", chromium_path())
+    pdf = build_pdf.build_pdf(site, tmp_path / "book.pdf", browser=browser)
     data = pdf.read_bytes()
     assert data.startswith(b"%PDF-")
     pages = len(re.findall(rb"/Type\s*/Page\b(?!s)", data))

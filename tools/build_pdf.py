@@ -177,41 +177,56 @@ def _serve(site: Path) -> Iterator[str]:
         thread.join()
 
 
-def build_pdf(site: Path, output: Path | None = None, chromium: str | None = None) -> Path:
-    """Print the built book in ``site`` to ``output`` (default: the site's _static folder)."""
+def build_pdf(site: Path, output: Path | None = None, chromium: str | None = None, browser: object = None) -> Path:
+    """Print the built book in ``site`` to ``output`` (default: the site's _static folder), with
+    ``browser`` (a playwright Browser: the tests pass theirs) or a chromium it starts."""
     import shutil
-
-    from playwright.sync_api import sync_playwright
 
     output = output or site / "_static" / PDF_NAME
     (site / PRINT_PAGE).write_text(print_page(site, toc_pages()), encoding="utf-8")
-    executable = chromium or shutil.which("chromium") or shutil.which("chromium-browser")
-    if executable is None:
-        raise RuntimeError("chromium: not found (apt-get install -y chromium, or pass --chromium)")
     try:
-        with sync_playwright() as playwright, _serve(site) as base:
-            browser = playwright.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
-            page = browser.new_page(viewport=VIEWPORT)
-            page.route("**/*", lambda route: route.continue_() if "127.0.0.1" in route.request.url else route.abort())
-            page.goto(base + PRINT_PAGE, wait_until="load")
-            page.wait_for_function(DRAWN_JS, timeout=120_000, polling=500)
-            page.wait_for_timeout(500)
-            undrawn = page.evaluate(UNDRAWN_JS)
-            if undrawn:
-                raise RuntimeError(f"figures that drew nothing: {undrawn}")
-            missing = page.evaluate(MISSING_GLYPHS_JS)
-            if missing:
-                raise RuntimeError(f"formulas whose glyphs are missing: {missing}")
-            page.emulate_media(media="print")
-            page.pdf(path=str(output), format="A4", print_background=True, outline=True, tagged=True,
-                     display_header_footer=True, header_template="<span></span>",
-                     footer_template='<div style="font-size:8pt;width:100%;text-align:center;color:#555">'
-                                     '<span class="pageNumber"></span> / <span class="totalPages"></span></div>',
-                     margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"})
-            browser.close()
+        with _serve(site) as base:
+            if browser is not None:
+                _print(browser, base, output)
+            else:
+                from playwright.sync_api import sync_playwright
+
+                executable = chromium or shutil.which("chromium") or shutil.which("chromium-browser")
+                if executable is None:
+                    raise RuntimeError("chromium: not found (apt-get install -y chromium, or pass --chromium)")
+                with sync_playwright() as playwright:
+                    launched = playwright.chromium.launch(executable_path=executable, args=LAUNCH_ARGS, headless=True)
+                    try:
+                        _print(launched, base, output)
+                    finally:
+                        launched.close()
     finally:
         (site / PRINT_PAGE).unlink(missing_ok=True)
     return output
+
+
+def _print(browser, base: str, output: Path) -> None:
+    """Open the print page served at ``base``, wait until every figure is drawn, print it to ``output``."""
+    page = browser.new_page(viewport=VIEWPORT)
+    try:
+        page.route("**/*", lambda route: route.continue_() if "127.0.0.1" in route.request.url else route.abort())
+        page.goto(base + PRINT_PAGE, wait_until="load")
+        page.wait_for_function(DRAWN_JS, timeout=120_000, polling=500)
+        page.wait_for_timeout(500)
+        undrawn = page.evaluate(UNDRAWN_JS)
+        if undrawn:
+            raise RuntimeError(f"figures that drew nothing: {undrawn}")
+        missing = page.evaluate(MISSING_GLYPHS_JS)
+        if missing:
+            raise RuntimeError(f"formulas whose glyphs are missing: {missing}")
+        page.emulate_media(media="print")
+        page.pdf(path=str(output), format="A4", print_background=True, outline=True, tagged=True,
+                 display_header_footer=True, header_template="<span></span>",
+                 footer_template='<div style="font-size:8pt;width:100%;text-align:center;color:#555">'
+                                 '<span class="pageNumber"></span> / <span class="totalPages"></span></div>',
+                 margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"})
+    finally:
+        page.close()
 
 
 def main(argv: list[str] | None = None) -> int:

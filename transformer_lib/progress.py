@@ -16,6 +16,8 @@ import io
 import os
 from typing import Any
 
+from .validation import check_bool, check_instance, check_int
+
 BOOK_BUILD_ENV = "TRANSFORMER_BOOK_BUILD"  # set by tools/execute_notebooks.py; bertviz reads it too
 
 
@@ -27,6 +29,9 @@ def book_build() -> bool:
 def progress_bar(total: int | None, enabled: bool, **options: Any) -> Any:
     """A tqdm bar of ``total`` steps (None: unknown), or a disabled one. In the book's build its
     updates go nowhere; :func:`close_bar` prints its final line."""
+    if total is not None:
+        check_int("total", total, minimum=0)
+    check_bool("enabled", enabled)
     if book_build():
         from tqdm.std import tqdm
 
@@ -38,6 +43,9 @@ def progress_bar(total: int | None, enabled: bool, **options: Any) -> Any:
 
 def close_bar(bar: Any) -> None:
     """Close ``bar``; in the book's build, print its final state as one line of text (stdout)."""
+    from tqdm.std import tqdm
+
+    check_instance("bar", bar, tqdm, "a tqdm progress bar (progress_bar)")
     shown = not bar.disable  # close() disables the bar
     bar.close()
     if book_build() and shown:

@@ -153,7 +153,8 @@ def replay_curve_figure(curve: dict, steps: Sequence[int], step: int, window: in
         template=BOOK_TEMPLATE, height=330, title=dict(text="Training replayed: the loss along the run"),
         xaxis=dict(title=dict(text="training step")),
         yaxis=dict(title=dict(text="loss (label-smoothed, per token)"), type="log"),
-        legend=dict(x=0.98, xanchor="right", y=0.98), margin=dict(t=60),
+        # the legend below the top edge, where the step's label runs (at step 1500 it would cover it)
+        legend=dict(x=0.98, xanchor="right", y=0.8, yanchor="top"), margin=dict(t=60),
         **replay_step_marker(step),
     )
     return fig
