@@ -21,7 +21,7 @@
   "use strict";
   if (window.bookLM) return;
   const book = window.bookModel; // book-model.js: loaded first
-  const { Core, ReaderError, fill, words } = book;
+  const { Core, ReaderError, fill } = book;
 
   const hasDocument = typeof document !== "undefined";
   const scriptUrl = (hasDocument && document.currentScript && document.currentScript.src) ||
@@ -144,25 +144,11 @@
       super(manifest, buffer);
       this.vocab = manifest.tgt_vocab;
       this.index = new Map(this.vocab.map((token, i) => [token, i]));
-      this.ids = manifest.special_ids;
-      this.specials = new Set(manifest.tokenization.specials);
       this.neverDrawn = manifest.never_drawn;
     }
 
-    // Vocab.encode_with_unknowns: a special typed as a word is an unknown word, read as <unk>
-    tokenize(text) {
-      const ids = [];
-      const unknown = [];
-      for (const w of words(text)) {
-        const id = this.specials.has(w) ? undefined : this.index.get(w);
-        if (id === undefined) {
-          unknown.push(w);
-          ids.push(this.ids.unk);
-        } else {
-          ids.push(id);
-        }
-      }
-      return { ids, unknown };
+    tokenize(text) { // the prompt's ids (Core.encodeWords)
+      return this.encodeWords(text, this.index);
     }
 
     newCache() { // one growing cache of keys and values per block

@@ -95,6 +95,25 @@
       const d = this.config.d_model;
       this.positions = [];
       for (let p = 0; p < this.config.max_len; p++) this.positions.push(sinusoidalRow(p, d));
+      this.ids = manifest.special_ids;
+      this.specials = new Set(manifest.tokenization.specials);
+    }
+
+    // Vocab.encode_with_unknowns over the vocabulary `index` (token -> id): a special token typed as a
+    // word is not the special, it reads as <unk>, like any unknown word. Both models tokenize with it.
+    encodeWords(text, index) {
+      const ids = [];
+      const unknown = [];
+      for (const w of words(text)) {
+        const id = this.specials.has(w) ? undefined : index.get(w);
+        if (id === undefined) {
+          unknown.push(w);
+          ids.push(this.ids.unk);
+        } else {
+          ids.push(id);
+        }
+      }
+      return { ids, unknown };
     }
 
     t(name) {
@@ -195,8 +214,6 @@
       this.srcVocab = manifest.src_vocab;
       this.tgtVocab = manifest.tgt_vocab;
       this.srcIndex = new Map(this.srcVocab.map((token, i) => [token, i]));
-      this.ids = manifest.special_ids;
-      this.specials = new Set(manifest.tokenization.specials);
       this.lengthRule = manifest.decoding; // decoding.default_max_len's rule, written by browser.model
       if (!this.lengthRule) throw new Error(`${manifest.weights.file}: the manifest holds no decoding rule`);
     }
@@ -228,20 +245,8 @@
       return { ids, unknown, notes };
     }
 
-    // Vocab.encode_with_unknowns, with a special token typed as a word read as <unk>.
-    tokenize(text) {
-      const ids = [];
-      const unknown = [];
-      for (const w of words(text)) {
-        const id = this.specials.has(w) ? undefined : this.srcIndex.get(w);
-        if (id === undefined) {
-          unknown.push(w);
-          ids.push(this.ids.unk);
-        } else {
-          ids.push(id);
-        }
-      }
-      return { ids, unknown };
+    tokenize(text) { // the source sentence's ids (Core.encodeWords)
+      return this.encodeWords(text, this.srcIndex);
     }
 
     encode(srcIds) { // Transformer.encode: (S) ids -> memory rows, and each layer's weights
