@@ -143,31 +143,12 @@
 
   // ------------------------------------------------------------------ the control
 
-  let counter = 0;
-  function el(tag, attrs, children) {
-    const node = document.createElement(tag);
-    for (const [k, v] of Object.entries(attrs || {})) {
-      if (k === "text") node.textContent = v;
-      else node.setAttribute(k, v);
-    }
-    for (const child of children || []) node.appendChild(child);
-    return node;
-  }
-  function labelled(text, control) {
-    control.id = control.id || `tc-stepper-${++counter}`;
-    return el("span", { class: "tc-field" }, [el("label", { for: control.id, text }), control]);
-  }
-  function message(box, text, level) {
-    const div = el("div", { class: `tc-message tc-${level || "info"}`, text });
-    box.appendChild(div);
-  }
-  function nameFigure(figure, layout) { // the figure's text alternative, as explorers.js names its own
-    const text = (layout.title && layout.title.text || "").replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").trim();
-    figure.setAttribute("role", "figure");
-    figure.setAttribute("aria-label", `Plot: ${text}`);
-  }
-
   function stepper(root, state) {
+    // the page's DOM helpers and figure naming, shared with the attention explorer (explorers.js, loaded first)
+    const { el, labelled, name: nameFigure } = window.tcExplorers.dom;
+    function message(box, text, level) { // appended: a step may carry several notes
+      box.appendChild(el("div", { class: `tc-message tc-${level || "info"}`, text }));
+    }
     const bookModel = window.bookModel;
     const input = el("input", { type: "text", placeholder: "type a sentence, then Enter", autocomplete: "off",
       spellcheck: "false" });
