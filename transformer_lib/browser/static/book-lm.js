@@ -272,13 +272,8 @@
     if (!loading) {
       loading = (async () => {
         const started = performance.now();
-        const manifestResponse = await fetch(MANIFEST_URL);
-        if (!manifestResponse.ok) throw new Error(`could not load ${MANIFEST_URL} (HTTP ${manifestResponse.status})`);
-        const manifest = await manifestResponse.json();
-        const weightsUrl = new URL(manifest.weights.file, MANIFEST_URL).href;
-        const weightsResponse = await fetch(weightsUrl);
-        if (!weightsResponse.ok) throw new Error(`could not load ${weightsUrl} (HTTP ${weightsResponse.status})`);
-        const model = new LanguageModel(manifest, await weightsResponse.arrayBuffer());
+        const { manifest, buffer } = await book.fetchModelFiles(MANIFEST_URL);
+        const model = new LanguageModel(manifest, buffer);
         window.bookLM.loadMs = performance.now() - started;
         return model;
       })();

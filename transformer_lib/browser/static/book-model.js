@@ -381,18 +381,24 @@
 
   // ------------------------------------------------------------------ loading, once, on first use
 
+  // A model's two files (browser.model writes them): its manifest, then the weights it names.
+  async function fetchModelFiles(manifestUrl) {
+    const manifestResponse = await fetch(manifestUrl);
+    if (!manifestResponse.ok) throw new Error(`could not load ${manifestUrl} (HTTP ${manifestResponse.status})`);
+    const manifest = await manifestResponse.json();
+    const weightsUrl = new URL(manifest.weights.file, manifestUrl).href;
+    const weightsResponse = await fetch(weightsUrl);
+    if (!weightsResponse.ok) throw new Error(`could not load ${weightsUrl} (HTTP ${weightsResponse.status})`);
+    return { manifest, buffer: await weightsResponse.arrayBuffer() };
+  }
+
   let loading = null;
   function load() {
     if (!loading) {
       loading = (async () => {
         const started = performance.now();
-        const manifestResponse = await fetch(MANIFEST_URL);
-        if (!manifestResponse.ok) throw new Error(`could not load ${MANIFEST_URL} (HTTP ${manifestResponse.status})`);
-        const manifest = await manifestResponse.json();
-        const weightsUrl = new URL(manifest.weights.file, MANIFEST_URL).href;
-        const weightsResponse = await fetch(weightsUrl);
-        if (!weightsResponse.ok) throw new Error(`could not load ${weightsUrl} (HTTP ${weightsResponse.status})`);
-        const model = new Model(manifest, await weightsResponse.arrayBuffer());
+        const { manifest, buffer } = await fetchModelFiles(MANIFEST_URL);
+        const model = new Model(manifest, buffer);
         window.bookModel.loadMs = performance.now() - started;
         window.bookModel.snapshots = manifest.snapshots ? manifest.snapshots.steps.slice() : [];
         return model;
@@ -463,6 +469,7 @@
     snapshots: null, // the replay's training steps, once the manifest is loaded (load())
     modelAt, // Promise of the Model at one of the snapshots' steps (none: the shipped model)
     dequantize,
+    fetchModelFiles, // a model's manifest and weights (book-lm.js loads the language model with it)
     loadMs: null,
     load,
     ReaderError,
