@@ -70,6 +70,19 @@ def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int 
     return notes
 
 
+def read_sentence(model: object, typed: str) -> tuple[str, list, list[str]]:
+    """A typed sentence as the explorers read it: written as the training sentences are
+    (``normalize_sentence``: the sentence and what changed), then cut to the words the model reads
+    (``max_decode_length``); returns (the sentence read, the changes, the words typed)."""
+    sentence, changes = normalize_sentence(typed)
+    if not sentence:
+        raise ValueError(f"sentence: {MESSAGES['no_words'][:1].lower()}{MESSAGES['no_words'][1:]}")
+    words, limit = sentence.split(), max_decode_length(model)
+    if limit is not None and len(words) > limit:
+        sentence = " ".join(words[:limit])
+    return sentence, changes, words
+
+
 class AttentionExplorer:
     """Type a sentence, watch the model translate it, and look at any attention map behind it.
 
@@ -168,12 +181,7 @@ class AttentionExplorer:
         # Written the way the training sentences are (lower case, no punctuation), with a note if
         # that changed anything; then, since translate() refuses a sentence longer than the model
         # reads, the explorer reads the first words it can and says so (reading_notes).
-        sentence, changes = normalize_sentence(self.sentence.value)
-        if not sentence:
-            raise ValueError(f"sentence: {MESSAGES['no_words'][:1].lower()}{MESSAGES['no_words'][1:]}")
-        words, limit = sentence.split(), max_decode_length(self.model)
-        if limit is not None and len(words) > limit:
-            sentence = " ".join(words[:limit])
+        sentence, changes, words = read_sentence(self.model, self.sentence.value)
         result = translate(self.model, sentence, self.src_vocab, self.tgt_vocab, beam_size=self.beam_size)
         self.result, self.maps = result, capture_translation(self.model, result, self.src_vocab, self.tgt_vocab)
         read_as = [MESSAGES["read_as"].format(text=shorten(" ".join(words), 80), changes="; ".join(changes))]

@@ -14,13 +14,13 @@ from collections.abc import Callable
 
 import ipywidgets as widgets
 
-from ..decoding import max_decode_length, translate
+from ..decoding import translate
 from ..decoding_steps import SearchTrace, trace_translation
 from ..figures.decoding_steps import step_figures, step_summary_html
 from ..models import Transformer
-from ..tokenization import Vocab, normalize_sentence
+from ..tokenization import Vocab
 from ..validation import check_instance, check_int, shorten
-from .explorers import _message, _sentence_case, _show_in, reading_notes
+from .explorers import _message, _sentence_case, _show_in, read_sentence, reading_notes
 from .page import live_explorer_html
 from .theme import MESSAGES
 
@@ -102,12 +102,7 @@ class DecodingStepper:
             return
         # read as the attention explorer reads it: written as the training sentences are, cut to
         # the positions the model reads (with a note)
-        sentence, changes = normalize_sentence(self.sentence.value)
-        if not sentence:
-            raise ValueError(f"sentence: {MESSAGES['no_words'][:1].lower()}{MESSAGES['no_words'][1:]}")
-        words, limit = sentence.split(), max_decode_length(self.model)
-        if limit is not None and len(words) > limit:
-            sentence = " ".join(words[:limit])
+        sentence, changes, words = read_sentence(self.model, self.sentence.value)
         self.trace = trace_translation(self.model, sentence, self.src_vocab, self.tgt_vocab, beam_size=self.beam.value)
         translation = translate(self.model, sentence, self.src_vocab, self.tgt_vocab, beam_size=self.beam.value)
         read_as = [MESSAGES["read_as"].format(text=shorten(" ".join(words), 80), changes="; ".join(changes))]
