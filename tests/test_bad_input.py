@@ -62,7 +62,7 @@ CASES = {
                           r"n_encoder_layers: expected an int, got float"),
     "dropout above one": (lambda: CONFIG.replace(dropout=1.5), ValueError, r"dropout: expected a probability"),
     "unknown activation": (lambda: CONFIG.replace(activation="tanh"), ValueError,
-                           r"activation: expected one of \['relu', 'gelu'\], got 'tanh'"),
+                           r"activation: expected one of \['relu', 'gelu', 'gelu_tanh'\], got 'tanh'"),
     "unknown positional": (lambda: CONFIG.replace(positional="absolute"), ValueError, r"positional: expected one of"),
     "odd d_model for sinusoids": (lambda: sinusoidal_table(10, 7), ValueError, r"d_model: expected an even number"),
     "odd head size for RoPE": (lambda: RotaryEmbedding(5), ValueError, r"d_head: expected an even head size"),

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import partial
 
 from torch import nn
 
 from .validation import check_choice, check_divisible, check_positive_int, check_probability
 
 POSITIONAL_KINDS = ("sinusoidal", "learned", "rope")
-# The feed-forward network's non-linearity: the paper's ReLU, or GELU (BERT, GPT).
-ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}
+# The feed-forward network's non-linearity: the paper's ReLU, or GELU (BERT); GPT-2 uses GELU's tanh approximation.
+ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU, "gelu_tanh": partial(nn.GELU, approximate="tanh")}
 
 
 @dataclass(frozen=True)

@@ -13,16 +13,19 @@ import math
 
 from torch import Tensor, nn
 
-from .validation import check_positive_int, check_token_ids
+from .validation import check_bool, check_positive_int, check_token_ids
 
 
 class TokenEmbedding(nn.Module):
-    """(batch, seq_len) integer ids -> (batch, seq_len, d_model) vectors, scaled by sqrt(d_model)."""
+    """(batch, seq_len) integer ids -> (batch, seq_len, d_model) vectors, scaled by sqrt(d_model).
 
-    def __init__(self, vocab_size: int, d_model: int) -> None:
+    ``scale=False`` leaves the rows as they are: GPT-2 and BERT do not multiply by sqrt(d_model)."""
+
+    def __init__(self, vocab_size: int, d_model: int, scale: bool = True) -> None:
         super().__init__()
         self.vocab_size = check_positive_int("vocab_size", vocab_size)
         self.d_model = check_positive_int("d_model", d_model)
+        self.scale = math.sqrt(d_model) if check_bool("scale", scale) else 1.0
         self.embedding = nn.Embedding(vocab_size, d_model)
 
     @property
@@ -31,4 +34,4 @@ class TokenEmbedding(nn.Module):
 
     def forward(self, ids: Tensor) -> Tensor:
         check_token_ids("ids", ids, self.vocab_size)
-        return self.embedding(ids) * math.sqrt(self.d_model)  # (B, T, d_model)
+        return self.embedding(ids) * self.scale  # (B, T, d_model)

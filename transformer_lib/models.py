@@ -24,14 +24,20 @@ from .embeddings import TokenEmbedding
 from .encoder import Encoder, EncoderLayer
 from .multi_head_attention import KVCache, LayerCaches
 from .positional_encoding import LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
+from .residual import LayerNorm
 from .validation import (
+    check_bool,
+    check_features,
     check_finite,
     check_id_dtype,
     check_instance,
+    check_int,
     check_iterable,
     check_ndim,
     check_nonempty,
+    check_positive_int,
     check_token_ids,
+    module_dtype,
 )
 
 
@@ -41,12 +47,20 @@ def _check_config(config: object) -> TransformerConfig:
 
 class InputEmbedding(nn.Module):
     """Token embedding (times sqrt(d_model)) plus position, then dropout (section 5.4:
-    "we apply dropout to the sums of the embeddings and the positional encodings")."""
+    "we apply dropout to the sums of the embeddings and the positional encodings").
 
-    def __init__(self, vocab_size: int, config: TransformerConfig) -> None:
+    BERT's embedding differs in three optional pieces: no sqrt(d_model) (``scale=False``, GPT-2's too),
+    a learned vector per segment added as well (``token_types``: how many segments, 0 for none), and a
+    LayerNorm over the sum (``norm=True``)."""
+
+    def __init__(self, vocab_size: int, config: TransformerConfig, *, scale: bool = True, token_types: int = 0,
+                 norm: bool = False) -> None:
         super().__init__()
         _check_config(config)
-        self.token = TokenEmbedding(vocab_size, config.d_model)
+        self.token = TokenEmbedding(vocab_size, config.d_model, scale)
+        check_int("token_types", token_types, minimum=0)
+        self.token_type = nn.Embedding(token_types, config.d_model) if token_types else None  # BERT's segments
+        self.norm = LayerNorm(config.d_model, config.layer_norm_eps) if check_bool("norm", norm) else None
         if config.positional == "sinusoidal":
             self.position: nn.Module | None = SinusoidalPositionalEncoding(config.d_model, config.max_len)
         elif config.positional == "learned":
@@ -55,11 +69,42 @@ class InputEmbedding(nn.Module):
             self.position = None
         self.dropout = nn.Dropout(config.dropout)
 
-    def forward(self, ids: Tensor, offset: int = 0) -> Tensor:
+    @property
+    def is_papers(self) -> bool:
+        """True for the paper's embedding (scaled, no segments, no norm): what a config alone rebuilds."""
+        return self.token.scale != 1.0 and self.token_type is None and self.norm is None
+
+    def forward(self, ids: Tensor, offset: int = 0, token_type_ids: Tensor | None = None) -> Tensor:
         x = self.token(ids)  # (B, T, d_model)
         if self.position is not None:
             x = self.position(x, offset)
+        if self.token_type is not None:  # segment 0 for every token unless told otherwise
+            if token_type_ids is None:
+                token_type_ids = torch.zeros_like(ids)
+            check_token_ids("token_type_ids", token_type_ids, self.token_type.num_embeddings)
+            if token_type_ids.shape != ids.shape:
+                raise ValueError(f"token_type_ids: expected shape {tuple(ids.shape)} like ids, "
+                                 f"got {tuple(token_type_ids.shape)}")
+            x = x + self.token_type(token_type_ids)
+        elif token_type_ids is not None:
+            raise ValueError("token_type_ids: this embedding has no token types (token_types=0); expected None")
+        if self.norm is not None:
+            x = self.norm(x)
         return self.dropout(x)
+
+
+class FirstTokenPooler(nn.Module):
+    """BERT's pooler: the first token's ([CLS]) final vector through a linear layer and tanh, one
+    vector that summarises the sequence for a classifier."""
+
+    def __init__(self, d_model: int) -> None:
+        super().__init__()
+        self.dense = nn.Linear(check_positive_int("d_model", d_model), d_model)
+
+    def forward(self, hidden: Tensor) -> Tensor:
+        """(B, T, d_model) -> (B, d_model)"""
+        check_features("hidden", hidden, self.dense.in_features, dtype=module_dtype(self.dense.weight))
+        return torch.tanh(self.dense(hidden[:, 0]))
 
 
 def _layer_kwargs(config: TransformerConfig) -> dict:
@@ -69,6 +114,17 @@ def _layer_kwargs(config: TransformerConfig) -> dict:
         activation=config.activation, norm_first=config.norm_first,
         attention_dropout=config.attention_dropout, eps=config.layer_norm_eps, rotary=rotary,
     )
+
+
+def _embedding(embed: object, vocab_size: int, config: TransformerConfig) -> InputEmbedding:
+    """The paper's ``InputEmbedding``, or the one given, checked against the config."""
+    if embed is None:
+        return InputEmbedding(vocab_size, config)
+    check_instance("embed", embed, InputEmbedding, "an InputEmbedding or None")
+    if embed.token.embedding.weight.shape != (vocab_size, config.d_model):
+        raise ValueError(f"embed: expected a ({vocab_size}, {config.d_model}) token embedding like the config, "
+                         f"got {tuple(embed.token.embedding.weight.shape)}")
+    return embed
 
 
 def _init_weights(model: nn.Module) -> None:
@@ -181,12 +237,13 @@ class DecoderOnlyCache(LayerCaches):
 
 class DecoderOnlyTransformer(nn.Module):
     """A GPT-style language model: ``config.n_decoder_layers`` causal self-attention blocks
-    over a vocabulary of ``config.tgt_vocab_size``."""
+    over a vocabulary of ``config.tgt_vocab_size``. ``embed``: another ``InputEmbedding`` than the
+    paper's (GPT-2's has no sqrt(d_model) scale: ``convert.from_gpt2`` builds it)."""
 
-    def __init__(self, config: TransformerConfig) -> None:
+    def __init__(self, config: TransformerConfig, *, embed: InputEmbedding | None = None) -> None:
         super().__init__()
         self.config = _check_config(config)
-        self.embed = InputEmbedding(config.tgt_vocab_size, config)
+        self.embed = _embedding(embed, config.tgt_vocab_size, config)
         # A decoder without cross-attention is an encoder layer under a causal mask.
         self.blocks = Encoder(EncoderLayer(**_layer_kwargs(config)), config.n_decoder_layers)
         self.lm_head = nn.Linear(config.d_model, config.tgt_vocab_size)
@@ -227,22 +284,38 @@ class DecoderOnlyTransformer(nn.Module):
 
 class EncoderOnlyTransformer(nn.Module):
     """A BERT-style model: ``config.n_encoder_layers`` bidirectional self-attention layers over a
-    vocabulary of ``config.src_vocab_size``, predicting a token at every position."""
+    vocabulary of ``config.src_vocab_size``, predicting a token at every position.
 
-    def __init__(self, config: TransformerConfig) -> None:
+    Optional, for BERT's own weights (``convert.from_bert``): ``embed``, another ``InputEmbedding``
+    (with token types and a norm), and ``pooler=True``, a ``FirstTokenPooler`` read by ``pool``."""
+
+    def __init__(self, config: TransformerConfig, *, embed: InputEmbedding | None = None,
+                 pooler: bool = False) -> None:
         super().__init__()
         self.config = _check_config(config)
-        self.embed = InputEmbedding(config.src_vocab_size, config)
+        self.embed = _embedding(embed, config.src_vocab_size, config)
         self.encoder = Encoder(EncoderLayer(**_layer_kwargs(config)), config.n_encoder_layers)
         self.mlm_head = nn.Linear(config.d_model, config.src_vocab_size)
+        self.pooler = FirstTokenPooler(config.d_model) if check_bool("pooler", pooler) else None
         _init_weights(self)
         if config.tie_output_embedding:
             self.mlm_head.weight = self.embed.token.embedding.weight
 
-    def forward(self, ids: Tensor) -> Tensor:
-        """(B, T) ids -> (B, T, vocab) logits; every position sees every non-padding position."""
+    def encode(self, ids: Tensor, token_type_ids: Tensor | None = None) -> Tensor:
+        """(B, T) ids -> (B, T, d_model), the last layer's vectors; every position sees every
+        non-padding position. ``token_type_ids`` (B, T): segments, for an embedding that has them."""
         check_token_ids("ids", ids, self.config.src_vocab_size)
-        return self.mlm_head(self.encoder(self.embed(ids), padding_mask(ids, self.config.pad_id)))
+        return self.encoder(self.embed(ids, token_type_ids=token_type_ids), padding_mask(ids, self.config.pad_id))
+
+    def pool(self, hidden: Tensor) -> Tensor:
+        """(B, T, d_model) vectors from ``encode`` -> (B, d_model), through the pooler."""
+        if self.pooler is None:
+            raise ValueError("pooler: this model was built without one (pooler=False); expected pooler=True")
+        return self.pooler(hidden)
+
+    def forward(self, ids: Tensor, token_type_ids: Tensor | None = None) -> Tensor:
+        """(B, T) ids -> (B, T, vocab) logits."""
+        return self.mlm_head(self.encode(ids, token_type_ids))
 
 
 def count_parameters(model: nn.Module) -> int:
