@@ -1,0 +1,260 @@
+"""GPT-2 and BERT in the library's classes (``transformer_lib.convert``), proved equal to Hugging Face's
+own ``GPT2LMHeadModel`` and ``BertModel``: random weights from ``transformers``' configs, no download.
+
+Logits, every hidden state, every attention map and BERT's pooler agree within 1e-5 in float32 and
+1e-10 in float64, with and without padding, for ten random configurations of each; GPT-2 also step by
+step through the key/value cache. ``transformers`` is a test dependency (requirements.txt), not the
+package's.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")  # pinned in requirements.txt: present wherever tests run
+from transformers import BertConfig, BertModel, GPT2Config, GPT2LMHeadModel  # noqa: E402
+
+from transformer_lib.capture import capture_attention, keep_attention_weights  # noqa: E402
+from transformer_lib.config import TransformerConfig  # noqa: E402
+from transformer_lib.convert import from_bert, from_gpt2, to_gpt2  # noqa: E402
+from transformer_lib.models import DecoderOnlyTransformer, InputEmbedding  # noqa: E402
+
+TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}
+N_CONFIGS = 10
+transformers.logging.set_verbosity_error()  # tiny vocabularies make it warn about GPT-2's token ids
+
+
+def random_gpt2_config(seed: int) -> GPT2Config:
+    rng = random.Random(seed)
+    heads, d_k = rng.choice([1, 2, 4]), rng.choice([2, 4, 8])
+    vocab = rng.randint(20, 80)
+    return GPT2Config(
+        vocab_size=vocab, n_positions=rng.randint(16, 40), n_embd=heads * d_k, n_layer=rng.randint(1, 3),
+        n_head=heads, n_inner=rng.choice([None, rng.randint(8, 40)]),
+        activation_function=rng.choice(["gelu_new", "gelu", "relu"]),
+        layer_norm_epsilon=rng.choice([1e-5, 1e-6]), tie_word_embeddings=rng.random() < 0.7,
+        eos_token_id=vocab - 1, bos_token_id=vocab - 1, attn_implementation="eager",
+    )
+
+
+def random_bert_config(seed: int) -> BertConfig:
+    rng = random.Random(1000 + seed)
+    heads, d_k = rng.choice([1, 2, 4]), rng.choice([2, 4, 8])
+    return BertConfig(
+        vocab_size=rng.randint(20, 80), hidden_size=heads * d_k, num_hidden_layers=rng.randint(1, 3),
+        num_attention_heads=heads, intermediate_size=rng.randint(8, 40), max_position_embeddings=rng.randint(16, 40),
+        type_vocab_size=rng.randint(1, 3), hidden_act=rng.choice(["gelu", "gelu_new", "relu"]),
+        layer_norm_eps=rng.choice([1e-12, 1e-5]), attn_implementation="eager",
+    )
+
+
+def hf_model(model_class, config, dtype, seed):
+    torch.manual_seed(seed)
+    model = model_class(config).to(dtype).eval()
+    with torch.no_grad():  # LayerNorms start at (1, 0) and biases at 0: randomise them so that each one counts
+        for parameter in model.parameters():
+            if parameter.dim() == 1:
+                parameter.add_(0.1 * torch.randn_like(parameter))
+    return model
+
+
+def hidden_states(model, stack, ids, **kwargs):
+    """``model``'s output, and the input of every layer of ``stack`` followed by the stack's output
+    (after its final norm, if any): the layout of Hugging Face's ``hidden_states``."""
+    seen = []
+    hooks = [layer.register_forward_pre_hook(lambda _m, args: seen.append(args[0])) for layer in stack.layers]
+    hooks.append(stack.register_forward_hook(lambda _m, _args, out: seen.append(out)))
+    try:
+        with torch.no_grad():
+            out = model(ids, **kwargs)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return out, seen
+
+
+def assert_close(ours, theirs, dtype, what):
+    assert ours.shape == theirs.shape, what
+    deviation = (ours - theirs).abs().max().item()
+    assert deviation <= TOLERANCE[dtype], f"{what}: deviation {deviation:.2e} > {TOLERANCE[dtype]:.0e}"
+
+
+def ids_with_padding(vocab_size, pad_id, length, generator, low=0):
+    """Two rows of real tokens (never the padding id); the second ends in padding."""
+    ids = torch.randint(low, vocab_size - 1, (2, length), generator=generator)
+    ids[ids >= pad_id] += 1 if pad_id < vocab_size - 1 else 0
+    ids[ids == pad_id] = (pad_id + 1) % vocab_size
+    ids[1, length - 3:] = pad_id
+    return ids
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("seed", range(N_CONFIGS))
+def test_gpt2_is_the_decoder_only_transformer(seed, dtype):
+    config = random_gpt2_config(seed)
+    theirs = hf_model(GPT2LMHeadModel, config, dtype, seed)
+    ours = from_gpt2(theirs.state_dict(), config)
+    assert isinstance(ours, DecoderOnlyTransformer) and next(ours.parameters()).dtype == dtype
+    generator = torch.Generator().manual_seed(seed)
+    length = min(9, config.n_positions)
+    padded = ids_with_padding(config.vocab_size, ours.config.pad_id, length, generator)
+    for ids, label in ((padded[:1], "no padding"), (padded, "padding")):
+        mask = (ids != ours.config.pad_id).long()
+        with torch.no_grad():
+            out = theirs(ids, attention_mask=mask, output_hidden_states=True, output_attentions=True)
+        logits, states = hidden_states(ours, ours.blocks, ids)
+        assert_close(logits, out.logits, dtype, f"logits, {label}")
+        for i, (mine, hf) in enumerate(zip(states, out.hidden_states, strict=True)):
+            assert_close(mine, hf, dtype, f"hidden state {i}, {label}")
+        maps = capture_attention(ours, ids).decoder_self
+        for i, (mine, hf) in enumerate(zip(maps, out.attentions, strict=True)):
+            assert_close(mine, hf, dtype, f"attention of layer {i}, {label}")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("seed", range(N_CONFIGS))
+def test_gpt2_through_the_cache_is_gpt2_without_it(seed, dtype):
+    config = random_gpt2_config(seed)
+    theirs = hf_model(GPT2LMHeadModel, config, dtype, seed)
+    ours = from_gpt2(theirs.state_dict(), config)
+    ids = ids_with_padding(config.vocab_size, ours.config.pad_id, min(8, config.n_positions),
+                           torch.Generator().manual_seed(seed))[:1]
+    with torch.no_grad():
+        full = theirs(ids).logits  # (1, T, V), no cache
+        cache = ours.new_cache()
+        steps = [ours(ids[:, :3], cache)] + [ours(ids[:, t:t + 1], cache) for t in range(3, ids.shape[1])]
+    assert_close(torch.cat(steps, dim=1), full, dtype, "logits through the cache")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("seed", range(N_CONFIGS))
+def test_bert_is_the_encoder_only_transformer(seed, dtype):
+    config = random_bert_config(seed)
+    theirs = hf_model(BertModel, config, dtype, seed)
+    ours = from_bert(theirs.state_dict(), config)
+    generator = torch.Generator().manual_seed(seed)
+    padded = ids_with_padding(config.vocab_size, 0, min(9, config.max_position_embeddings), generator, low=1)
+    types = torch.randint(0, config.type_vocab_size, padded.shape, generator=generator)
+    for ids, segments, label in ((padded[:1], types[:1], "no padding"), (padded, types, "padding")):
+        with torch.no_grad():
+            out = theirs(ids, attention_mask=(ids != 0).long(), token_type_ids=segments,
+                         output_hidden_states=True, output_attentions=True)
+        with keep_attention_weights(ours):  # the book's capture, here with the segments too
+            encoded, states = hidden_states(ours, ours.encoder, ids, token_type_ids=segments)
+            maps = [layer.self_attn.last_weights for layer in ours.encoder.layers]
+        assert_close(ours.encode(ids, segments), out.last_hidden_state, dtype, f"last hidden state, {label}")
+        for i, (mine, hf) in enumerate(zip(states, out.hidden_states, strict=True)):
+            assert_close(mine, hf, dtype, f"hidden state {i}, {label}")
+        assert_close(ours.pool(states[-1]), out.pooler_output, dtype, f"pooler, {label}")
+        for i, (mine, hf) in enumerate(zip(maps, out.attentions, strict=True)):
+            assert_close(mine, hf, dtype, f"attention of layer {i}, {label}")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_to_gpt2_gives_back_the_same_tensors(seed):
+    config = random_gpt2_config(seed)
+    state_dict = hf_model(GPT2LMHeadModel, config, torch.float32, seed).state_dict()
+    back, gpt2_kwargs = to_gpt2(from_gpt2(state_dict, config))
+    assert back.keys() == state_dict.keys()
+    for name, tensor in state_dict.items():
+        assert torch.equal(back[name], tensor), name
+    assert from_gpt2(back, gpt2_kwargs).config == from_gpt2(state_dict, config).config
+
+
+def test_a_library_model_opens_in_transformers():
+    """A model built (and, in practice, trained) by the library: GPT2LMHeadModel computes the same logits."""
+    config = TransformerConfig(src_vocab_size=30, tgt_vocab_size=30, d_model=16, n_heads=2, n_decoder_layers=2,
+                               d_ff=24, activation="gelu_tanh", norm_first=True, positional="learned", max_len=20,
+                               tie_output_embedding=True, pad_id=29, dropout=0.0)
+    torch.manual_seed(0)
+    ours = DecoderOnlyTransformer(config, embed=InputEmbedding(30, config, scale=False)).double().eval()
+    with torch.no_grad():
+        ours.lm_head.bias.zero_()
+    state_dict, kwargs = to_gpt2(ours)
+    theirs = GPT2LMHeadModel(GPT2Config(**kwargs)).double().eval()
+    theirs.load_state_dict(state_dict, strict=True)
+    ids = torch.randint(0, 29, (2, 11))
+    with torch.no_grad():
+        assert_close(ours(ids), theirs(ids).logits, torch.float64, "logits")
+
+
+def _gpt2():
+    config = random_gpt2_config(0).to_dict()
+    return hf_model(GPT2LMHeadModel, GPT2Config(**config), torch.float32, 0).state_dict(), config
+
+
+def _bert():
+    config = random_bert_config(0)
+    return hf_model(BertModel, config, torch.float32, 0).state_dict(), config.to_dict()
+
+
+def _without(state_dict, *names):
+    return {k: v for k, v in state_dict.items() if not k.startswith(names)}
+
+
+BAD_GPT2 = {
+    "a BERT state dict": (lambda sd, c, b: (b[0], c), ValueError, r"not a GPT-2 state dict: no 'wte.weight'"),
+    "a BERT config": (lambda sd, c, b: (sd, b[1]), ValueError,
+                      r"config: expected a gpt2 config, got model_type 'bert'"),
+    "truncated: the last layer gone": (
+        lambda sd, c, b: (_without(sd, f"transformer.h.{c['n_layer'] - 1}."), c), ValueError,
+        r"missing 12 tensor\(s\): transformer\.h\.\d\.ln_1\.weight"),
+    "one tensor missing": (lambda sd, c, b: (_without(sd, "transformer.ln_f.bias"), c), ValueError,
+                           r"missing 1 tensor\(s\): transformer\.ln_f\.bias"),
+    "an extra tensor": (lambda sd, c, b: ({**sd, "transformer.h.9.ln_1.weight": sd["transformer.ln_f.weight"]}, c),
+                        ValueError, r"unexpected 1 tensor\(s\): transformer\.h\.9\.ln_1\.weight"),
+    "c_attn not in Conv1D's (in, out)": (
+        lambda sd, c, b: ({**sd, "transformer.h.0.attn.c_attn.weight": sd["transformer.h.0.attn.c_attn.weight"].T}, c),
+        ValueError, r"state_dict\['transformer\.h\.0\.attn\.c_attn\.weight'\]: expected shape \(\d+, \d+\)"),
+    "one tensor in float64": (
+        lambda sd, c, b: ({**sd, "transformer.wpe.weight": sd["transformer.wpe.weight"].double()}, c),
+        TypeError, r"state_dict\['transformer\.wpe\.weight'\]: expected .* dtype torch\.float32"),
+    "an unknown config key": (lambda sd, c, b: (sd, {**c, "rotary_dim": 8}), ValueError,
+                              r"config: unknown key 'rotary_dim'"),
+    "a config key without its value": (lambda sd, c, b: (sd, {k: v for k, v in c.items() if k != "n_head"}),
+                                       ValueError, r"config: missing key 'n_head'"),
+    "a layout the library cannot compute": (lambda sd, c, b: (sd, {**c, "scale_attn_by_inverse_layer_idx": True}),
+                                            ValueError, r"config: scale_attn_by_inverse_layer_idx=True"),
+    "not a dict": (lambda sd, c, b: (list(sd.values()), c), TypeError, r"state_dict: expected a GPT-2 state dict"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_GPT2)
+def test_bad_gpt2_input_is_named(case):
+    make, error, message = BAD_GPT2[case]
+    state_dict, config = make(*_gpt2(), _bert())
+    with pytest.raises(error, match=message):
+        from_gpt2(state_dict, config)
+
+
+BAD_BERT = {
+    "a GPT-2 state dict": (lambda sd, c, g: (g[0], c), ValueError, r"not a BERT state dict"),
+    "truncated": (lambda sd, c, g: (_without(sd, "encoder.layer.0.output", "pooler"), c), ValueError,
+                  r"missing 4 tensor\(s\): encoder\.layer\.0\.output\.dense\.weight"),
+    "a wrong shape": (lambda sd, c, g: ({**sd, "embeddings.token_type_embeddings.weight": torch.zeros(9, 8)}, c),
+                      ValueError, r"state_dict\['embeddings\.token_type_embeddings\.weight'\]: expected shape"),
+    "an unknown config key": (lambda sd, c, g: (sd, {**c, "rope_theta": 1e4}), ValueError,
+                              r"config: unknown key 'rope_theta'"),
+    "relative positions": (lambda sd, c, g: (sd, {**c, "position_embedding_type": "relative_key"}), ValueError,
+                           r"config: position_embedding_type='relative_key' is not supported"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_BERT)
+def test_bad_bert_input_is_named(case):
+    make, error, message = BAD_BERT[case]
+    state_dict, config = make(*_bert(), _gpt2())
+    with pytest.raises(error, match=message):
+        from_bert(state_dict, config)
+
+
+def test_to_gpt2_names_what_gpt2_cannot_compute():
+    model = DecoderOnlyTransformer(TransformerConfig(d_model=16, n_heads=2, d_ff=32, n_decoder_layers=1))
+    with pytest.raises(ValueError, match=r"GPT-2 cannot compute this model: post-norm .*; sinusoidal positions .*; "
+                                         r"embeddings scaled by sqrt\(d_model\)"):
+        to_gpt2(model)
+    with pytest.raises(TypeError, match=r"model: expected a DecoderOnlyTransformer"):
+        to_gpt2(torch.nn.Linear(2, 2))
