@@ -24,6 +24,7 @@ from transformer_lib.models import DecoderOnlyTransformer, InputEmbedding  # noq
 
 TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}
 N_CONFIGS = 10
+MATRIX_STD = 0.3  # weights large enough for peaked attention maps
 transformers.logging.set_verbosity_error()  # tiny vocabularies make it warn about GPT-2's token ids
 
 
@@ -54,10 +55,12 @@ def random_bert_config(seed: int) -> BertConfig:
 def hf_model(model_class, config, dtype, seed):
     torch.manual_seed(seed)
     model = model_class(config).to(dtype).eval()
-    with torch.no_grad():  # LayerNorms start at (1, 0) and biases at 0: randomise them so that each one counts
+    with torch.no_grad():
         for parameter in model.parameters():
-            if parameter.dim() == 1:
+            if parameter.dim() == 1:  # LayerNorms start at (1, 0) and biases at 0: move them so each one counts
                 parameter.add_(0.1 * torch.randn_like(parameter))
+            else:  # transformers' std of 0.02 makes every attention map nearly uniform, blind to a swapped W_Q
+                parameter.normal_(0.0, MATRIX_STD)
     return model
 
 
