@@ -10,6 +10,8 @@ package's.
 from __future__ import annotations
 
 import random
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -21,10 +23,14 @@ from transformer_lib.capture import capture_attention, keep_attention_weights  #
 from transformer_lib.config import TransformerConfig  # noqa: E402
 from transformer_lib.convert import from_bert, from_gpt2, to_gpt2  # noqa: E402
 from transformer_lib.models import DecoderOnlyTransformer, InputEmbedding  # noqa: E402
+from transformer_lib.pretrained.hub_references import load_reference  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+import hub_references  # noqa: E402  (tools/hub_references.py: the stored models' maker)
+from hub_references import random_weights  # noqa: E402
 
 TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}
 N_CONFIGS = 10
-MATRIX_STD = 0.3  # weights large enough for peaked attention maps
 transformers.logging.set_verbosity_error()  # tiny vocabularies make it warn about GPT-2's token ids
 
 
@@ -53,15 +59,7 @@ def random_bert_config(seed: int) -> BertConfig:
 
 
 def hf_model(model_class, config, dtype, seed):
-    torch.manual_seed(seed)
-    model = model_class(config).to(dtype).eval()
-    with torch.no_grad():
-        for parameter in model.parameters():
-            if parameter.dim() == 1:  # LayerNorms start at (1, 0) and biases at 0: move them so each one counts
-                parameter.add_(0.1 * torch.randn_like(parameter))
-            else:  # transformers' std of 0.02 makes every attention map nearly uniform, blind to a swapped W_Q
-                parameter.normal_(0.0, MATRIX_STD)
-    return model
+    return random_weights(model_class(config).to(dtype), seed)
 
 
 def hidden_states(model, stack, ids, **kwargs):
@@ -261,3 +259,21 @@ def test_to_gpt2_names_what_gpt2_cannot_compute():
         to_gpt2(model)
     with pytest.raises(TypeError, match=r"model: expected a DecoderOnlyTransformer"):
         to_gpt2(torch.nn.Linear(2, 2))
+
+
+@pytest.mark.parametrize("name", list(hub_references.REFERENCES))
+def test_the_stored_references_are_what_transformers_computes(name):
+    """The chapters' small GPT-2 and BERT (package data) are what tools/hub_references.py writes today."""
+    config, state_dict, outputs = load_reference(name)
+    fresh_config, fresh_state_dict, fresh_outputs = hub_references.REFERENCES[name]()
+    assert config == fresh_config
+    assert state_dict.keys() == fresh_state_dict.keys() and outputs.keys() == fresh_outputs.keys()
+    for key, tensor in state_dict.items():
+        assert torch.equal(tensor, fresh_state_dict[key]), key
+    for key, tensor in outputs.items():
+        assert_close(tensor, fresh_outputs[key], torch.float64, key)
+    convert = from_gpt2 if name == "tiny_gpt2" else from_bert
+    model = convert(state_dict, config)
+    with torch.no_grad():
+        mine = model(outputs["ids"]) if name == "tiny_gpt2" else model.encode(outputs["ids"])
+    assert_close(mine, outputs["logits" if name == "tiny_gpt2" else "last_hidden_state"], torch.float64, name)
