@@ -30,7 +30,10 @@ class AttentionMaps:
 
     def bertviz_kwargs(self, index: int = 0) -> dict:
         """Keyword arguments for ``bertviz.model_view`` / ``head_view`` for batch row ``index``
-        of an encoder-decoder model."""
+        of an encoder-decoder model, or of an encoder-only one (BERT's layout: one attention)."""
+        if not self.decoder_self and not self.cross and self.src_tokens is not None:  # encoder-only
+            check_index("index", index, len(self.src_tokens), "a batch row (int)")
+            return dict(attention=[a[index:index + 1] for a in self.encoder_self], tokens=self.src_tokens[index])
         if self.src_tokens is None or self.tgt_tokens is None:
             raise ValueError("tokens: capture_attention was called without vocabularies, so there are no tokens")
         check_index("index", index, len(self.src_tokens), "a batch row (int)")
