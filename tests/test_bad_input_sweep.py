@@ -23,6 +23,7 @@ from transformer_lib import (
     attention,
     capture,
     checkpoint,
+    convert,
     corpus,
     decoder,
     decoding,
@@ -62,6 +63,7 @@ from transformer_lib.figures import rnn as rnn_figures
 from transformer_lib.figures import sampling as sampling_figures
 from transformer_lib.figures import training as training_figures
 from transformer_lib.pretrained import snapshots
+from transformer_lib.pretrained.hub_references import load_reference
 from transformer_lib.tokenization import Vocab
 from transformer_lib.train import data as train_data
 
@@ -77,6 +79,8 @@ torch.manual_seed(0)
 MODEL = models.Transformer(CONFIG).eval()
 LM = models.DecoderOnlyTransformer(CONFIG).eval()
 ENCODER_ONLY = models.EncoderOnlyTransformer(CONFIG).eval()
+TINY_GPT2, TINY_BERT = load_reference("tiny_gpt2"), load_reference("tiny_bert")  # Hugging Face's layouts
+GPT2, BERT = convert.from_gpt2(TINY_GPT2[1], TINY_GPT2[0]), convert.from_bert(TINY_BERT[1], TINY_BERT[0])
 GRU_CONFIG = rnn.Seq2SeqGRUConfig(12, 12, d_model=8, hidden_size=8, n_layers=1, dropout=0.0)
 GRU = rnn.Seq2SeqGRU(GRU_CONFIG).eval()
 GRU_ATTENTION = rnn.Seq2SeqGRUAttention(GRU_CONFIG).eval()
@@ -173,6 +177,15 @@ CALLS = {
     "models.DecoderOnlyTransformer.forward": lambda: (LM, dict(ids=SRC.clone(), cache=LM.new_cache())),
     "models.EncoderOnlyTransformer": lambda: (models.EncoderOnlyTransformer, dict(config=CONFIG)),
     "models.EncoderOnlyTransformer.forward": lambda: (ENCODER_ONLY, dict(ids=SRC.clone())),
+    "models.EncoderOnlyTransformer.encode": lambda: (ENCODER_ONLY, dict(ids=SRC.clone())),
+    "models.EncoderOnlyTransformer.pool": lambda: (BERT.pool, dict(hidden=torch.randn(2, 5, 16, dtype=torch.float64))),
+    "models.FirstTokenPooler": lambda: (models.FirstTokenPooler, dict(d_model=8)),
+    "models.FirstTokenPooler.forward": lambda: (models.FirstTokenPooler(8), dict(hidden=torch.randn(2, 5, 8))),
+    "convert.from_gpt2": lambda: (convert.from_gpt2, dict(state_dict=dict(TINY_GPT2[1]), config=dict(TINY_GPT2[0]))),
+    "convert.to_gpt2": lambda: (convert.to_gpt2, dict(model=GPT2)),
+    "convert.gpt2_config": lambda: (convert.gpt2_config, dict(config=dict(TINY_GPT2[0]))),
+    "convert.from_bert": lambda: (convert.from_bert, dict(state_dict=dict(TINY_BERT[1]), config=dict(TINY_BERT[0]))),
+    "convert.bert_config": lambda: (convert.bert_config, dict(config=dict(TINY_BERT[0]))),
     "models.DecoderOnlyCache.index_select": lambda: (_filled_lm_cache().index_select, dict(index=torch.tensor([0]))),
     "models.count_parameters": lambda: (models.count_parameters, dict(model=MODEL)),
     "models.parameter_count": lambda: (models.parameter_count, dict(config=CONFIG)),
