@@ -20,6 +20,7 @@ transformers = pytest.importorskip("transformers")  # pinned in requirements.txt
 from transformers import BertConfig, BertModel, GPT2Config, GPT2LMHeadModel  # noqa: E402
 
 from transformer_lib.capture import capture_attention, keep_attention_weights  # noqa: E402
+from transformer_lib.checkpoint import save_checkpoint  # noqa: E402
 from transformer_lib.config import TransformerConfig  # noqa: E402
 from transformer_lib.convert import from_bert, from_gpt2, to_gpt2  # noqa: E402
 from transformer_lib.models import DecoderOnlyTransformer, InputEmbedding  # noqa: E402
@@ -92,12 +93,17 @@ def ids_with_padding(vocab_size, pad_id, length, generator, low=0):
     return ids
 
 
+def gpt2_pair(seed, dtype):
+    """Random configuration ``seed``: its config, transformers' GPT-2 and the library's copy of it."""
+    config = random_gpt2_config(seed)
+    theirs = hf_model(GPT2LMHeadModel, config, dtype, seed)
+    return config, theirs, from_gpt2(theirs.state_dict(), config)
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("seed", range(N_CONFIGS))
 def test_gpt2_is_the_decoder_only_transformer(seed, dtype):
-    config = random_gpt2_config(seed)
-    theirs = hf_model(GPT2LMHeadModel, config, dtype, seed)
-    ours = from_gpt2(theirs.state_dict(), config)
+    config, theirs, ours = gpt2_pair(seed, dtype)
     assert isinstance(ours, DecoderOnlyTransformer) and next(ours.parameters()).dtype == dtype
     generator = torch.Generator().manual_seed(seed)
     length = min(9, config.n_positions)
@@ -118,9 +124,7 @@ def test_gpt2_is_the_decoder_only_transformer(seed, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("seed", range(N_CONFIGS))
 def test_gpt2_through_the_cache_is_gpt2_without_it(seed, dtype):
-    config = random_gpt2_config(seed)
-    theirs = hf_model(GPT2LMHeadModel, config, dtype, seed)
-    ours = from_gpt2(theirs.state_dict(), config)
+    config, theirs, ours = gpt2_pair(seed, dtype)
     ids = ids_with_padding(config.vocab_size, ours.config.pad_id, min(8, config.n_positions),
                            torch.Generator().manual_seed(seed))[:1]
     with torch.no_grad():
@@ -277,3 +281,11 @@ def test_the_stored_references_are_what_transformers_computes(name):
     with torch.no_grad():
         mine = model(outputs["ids"]) if name == "tiny_gpt2" else model.encode(outputs["ids"])
     assert_close(mine, outputs["logits" if name == "tiny_gpt2" else "last_hidden_state"], torch.float64, name)
+
+
+def test_a_converted_model_is_not_saved_as_a_checkpoint(tmp_path):
+    """A checkpoint rebuilds the model from its config alone, which would scale GPT-2's embeddings."""
+    config, state_dict, _ = load_reference("tiny_gpt2")
+    with pytest.raises(ValueError, match=r"model: its embedding is not the paper's .* convert\.to_gpt2"):
+        save_checkpoint(tmp_path / "gpt2.pt", from_gpt2(state_dict, config))
+    assert not (tmp_path / "gpt2.pt").exists()

@@ -119,6 +119,9 @@ def save_checkpoint(
     name = type(model).__name__
     if name not in MODEL_CLASSES or not isinstance(model, MODEL_CLASSES[name][0]):
         raise TypeError(f"model: expected one of {list(MODEL_CLASSES)}, got {type(model).__name__}")
+    if hasattr(model, "embed") and not model.embed.is_papers:  # the config alone would rebuild it scaled
+        raise ValueError("model: its embedding is not the paper's (a GPT-2 or BERT conversion); save it with "
+                         "convert.to_gpt2 instead")
     for arg, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
         if vocab is not None:
             check_instance(arg, vocab, Vocab, "a tokenization.Vocab or None")
