@@ -112,7 +112,8 @@ def _flag(key: str) -> str:
 def _given(argv: Sequence[str] | None) -> set[str]:
     """The options ``argv`` names (those a resume must check against its checkpoint)."""
     p = parser()
-    p.set_defaults(**dict.fromkeys(vars(p.parse_args([])), argparse.SUPPRESS))  # what remains was typed
+    for action in p._actions:  # parsed again without defaults, what remains was typed
+        action.default = argparse.SUPPRESS
     return set(vars(p.parse_args(argv)))
 
 
