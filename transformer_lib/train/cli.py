@@ -2,11 +2,10 @@
 
 Every flag is checked before any work. Bad arguments exit with status 2 and one line; a bad data
 file with status 2 and one line naming the file and the line; a failure in any process with status
-1, its rank named. Under ``torchrun`` every process checks the same flags and data, so all exit
-with status 2 but only rank 0 prints the line. ``torchrun`` itself then exits with status 1 (it
-exits 1 whenever a process fails) and prints its own summary, where each rank's ``exitcode: 2``
-says that it was a usage or data error; a rank that failed otherwise is named there, and in its
-own line here, with ``exitcode: 1``.
+1, its rank named. Under ``torchrun`` every process checks the same flags and data: rank 0 prints
+the line and exits with status 2, the others wait quietly (``usage_error``) and ``torchrun`` stops
+them. ``torchrun`` does not pass the status on: it exits with status 1 whenever a process fails,
+after a summary whose "Root Cause" names the rank and its ``exitcode`` (2: a usage or data error).
 
 ``--resume DIR`` alone goes on with the options stored in ``DIR/checkpoint.pt``. A flag that
 decides what is trained (``RUN_OPTIONS``), given again, must agree with the checkpoint; ``--steps``
@@ -18,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -37,14 +37,25 @@ RUN_OPTIONS = ("preset", "batch_size", "seed", "dropout", "dtype", "data_src", "
 KEPT_OPTIONS = ("strategy", "log_every", "save_every", "timeout")
 
 
-def _rank_zero() -> bool:
-    """This process prints errors: the only one, or rank 0 of a torchrun launch."""
-    return os.environ.get("RANK", "0") == "0"
+QUIET_RANK_WAIT_S = 10.0  # how long a rank other than 0 leaves rank 0 to report the same error
+
+
+def usage_error(message: str) -> int:
+    """Print a usage or data error in one line, once across processes; the exit status, 2.
+
+    Every process of a launch checks the same flags and data and meets the same error: rank 0 prints
+    it; the others wait, and ``torchrun`` stops them when rank 0 exits. A rank that still runs after
+    ``QUIET_RANK_WAIT_S`` met an error of its own (a GPU that only it lacks): it prints it, named."""
+    rank = os.environ.get("RANK", "0")
+    if rank != "0":
+        time.sleep(QUIET_RANK_WAIT_S)
+    print(f"{PROG}: {'' if rank == '0' else f'rank {rank}: '}error: {message}", file=sys.stderr, flush=True)
+    return 2
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, not argparse's usage block; once under torchrun
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n" if _rank_zero() else None)
+    def error(self, message: str) -> None:  # one line, not argparse's usage block
+        self.exit(usage_error(f"{message} (see --help)"))
 
 
 def _positive(kind: type) -> object:
@@ -189,9 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         run(args)
     except (UsageError, DataError) as error:
-        if _rank_zero():  # every process meets the same error: one line
-            print(f"{PROG}: error: {error}", file=sys.stderr, flush=True)
-        return 2
+        return usage_error(str(error))
     except BaseException as error:
         if isinstance(error, SystemExit | KeyboardInterrupt):
             raise
