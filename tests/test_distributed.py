@@ -283,3 +283,12 @@ def test_a_resume_on_changed_data_is_refused(text_run, tmp_path, capsys):
     tgt.write_text(tgt.read_text(encoding="utf-8").replace("chat", "chien"), encoding="utf-8")
     line = _error_line(capsys, ["--resume", str(folder), "--steps", "3"])
     assert f"--resume: the data differ from those {folder / 'checkpoint.pt'} was trained on" in line
+
+
+def test_a_rank_other_than_0_names_itself_when_rank_0_did_not_report_its_error(monkeypatch, capsys):
+    from transformer_lib.train import cli
+
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setattr(cli, "QUIET_RANK_WAIT_S", 0.0)  # rank 0 would have stopped it by now
+    assert cli.usage_error("--device: no cuda:1 here") == 2
+    assert capsys.readouterr().err == "python -m transformer_lib.train: rank 1: error: --device: no cuda:1 here\n"
