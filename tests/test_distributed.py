@@ -108,7 +108,7 @@ def test_one_rank_failing_stops_the_run_fast_with_its_rank_named_and_a_resume_en
     resumed = _torchrun("-m", "transformer_lib.train", "--resume", str(tmp_path))  # the options: the checkpoint's
     assert resumed.returncode == 0, resumed.stderr
     assert f"steps {stopped_at + 1}-6" in resumed.stdout
-    assert resumed.stdout.count("note: the global batch is 16 pairs, 8 per process") == 1
+    assert resumed.stdout.count("note: each step takes a global batch of 16 pairs (8 per process), the same") == 1
     assert "dropout draws its masks in each process" in resumed.stdout
     after, uninterrupted = _weights(tmp_path), _weights(runs["dropout"])
     assert all(torch.equal(after[key], uninterrupted[key]) for key in after)  # dropout's masks included
@@ -250,7 +250,7 @@ def test_a_run_folder_loads_and_translates_in_five_lines_with_its_own_vocabulari
     assert "</w>" not in result.text  # text, not sub-words
     assert list(folder.glob(".*.tmp")) == []
     assert f"note: removed {folder / '.checkpoint.pt.x1y2.tmp'}, left by a save that was killed" in printed
-    assert printed.count("note: the global batch is 4 pairs, whatever the number of processes") == 1
+    assert printed.count("note: each step takes a global batch of 4 pairs, the same on any number") == 1
 
 
 def test_the_books_vocabularies_are_refused_for_ones_own_model(text_run):

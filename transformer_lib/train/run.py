@@ -180,11 +180,13 @@ def _run(args: argparse.Namespace, processes: distributed.Processes) -> None:
 def what_processes_change(args: argparse.Namespace, processes: distributed.Processes) -> str:
     """What a run on one process and one on several share and what they do not, said once: the same
     global batches, so the same losses without dropout; with dropout, each process draws its own masks."""
-    share = "" if not processes.distributed else f", {args.batch_size / processes.world_size:g} per process"
+    low, extra = divmod(args.batch_size, processes.world_size)
+    share = "" if not processes.distributed else f" ({low}{f' or {low + 1}' if extra else ''} per process)"
     dropout = ("no dropout: any number of processes gives these losses (to rounding)" if args.dropout == 0 else
                "dropout draws its masks in each process, so the losses of 1 and of several processes differ "
                "a little (--dropout 0 makes them agree to rounding)")
-    return f"note: the global batch is {args.batch_size} pairs{share}, whatever the number of processes; {dropout}"
+    return f"note: each step takes a global batch of {args.batch_size} pairs{share}, the same on any number of " \
+           f"processes; {dropout}"
 
 
 def print_translation(out: Path, sentence: str) -> None:
