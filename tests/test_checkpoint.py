@@ -198,6 +198,11 @@ def test_a_loaded_model_carries_its_vocabularies_and_translate_refuses_a_foreign
         translate(loaded, "s1 s2 s3", TGT_VOCAB, TGT_VOCAB)  # same size, other words: never read silently
     with pytest.raises(TypeError, match="^src_vocab: .* carries no vocabularies"):
         translate(model, "s1 s2 s3")  # a model built in Python knows none
+    (tmp_path / "run").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"^path: no checkpoint.pt in the folder .*run$"):
+        load_checkpoint(tmp_path / "run")  # a folder: its checkpoint.pt, as a run of transformer_lib.train writes
+    save_checkpoint(tmp_path / "run" / "checkpoint.pt", model, SRC_VOCAB, TGT_VOCAB)
+    assert load_checkpoint(tmp_path / "run").model.vocabularies.src == SRC_VOCAB
 
 
 _KILLED_SAVE = """

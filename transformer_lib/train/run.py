@@ -80,25 +80,33 @@ def save(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, s
 def stored_training(path: Path) -> dict:
     """The training state of a checkpoint written by the command (its options and step), read without
     building the model: ``cli`` completes a resume's flags from it before any work."""
-    try:
-        payload = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
-        training = payload["extra"]["training"]
-        training["args"], training["step"]  # noqa: B018 (both must be there)
-    except Exception as error:  # unreadable, or not the command's checkpoint
-        raise UsageError(f"--resume: {path} is not a checkpoint of transformer_lib.train "
-                         f"({type(error).__name__}: {error})") from error
+    training = _stored_extra(path).get("training")
+    if not isinstance(training, dict) or "args" not in training or "step" not in training:
+        raise UsageError(f"--resume: {path} is not a checkpoint of transformer_lib.train (no training state)")
     return training
 
 
-def resume(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: object,
-           processes: distributed.Processes, data: TextData) -> int:
-    """Load a checkpoint's weights, optimizer, schedule and random states; the step to go on from."""
-    checkpoint = load_checkpoint(path)
-    training = checkpoint.extra["training"]  # cli has checked the options against it (stored_training)
-    recorded = checkpoint.extra.get("data_sha256")
+def _stored_extra(path: Path) -> dict:
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True, mmap=True)["extra"]
+    except Exception as error:  # unreadable, or not the command's checkpoint
+        raise UsageError(f"--resume: {path} is not a checkpoint of transformer_lib.train "
+                         f"({type(error).__name__}: {error})") from error
+
+
+def check_same_data(path: Path, data: TextData) -> None:
+    """The data of a resumed run must be those the checkpoint was trained on (its recorded SHA-256)."""
+    recorded = _stored_extra(path).get("data_sha256")
     if recorded is not None and recorded != data.sha256():
         raise UsageError(f"--resume: the data differ from those {path} was trained on (SHA-256 {data.sha256()}, "
                          f"the checkpoint records {recorded}): a data file was changed")
+
+
+def resume(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: object,
+           processes: distributed.Processes) -> int:
+    """Load a checkpoint's weights, optimizer, schedule and random states; the step to go on from."""
+    checkpoint = load_checkpoint(path)
+    training = checkpoint.extra["training"]  # cli and run have checked the options and data against it
     set_model_state_dict(model, checkpoint.model.state_dict(), options=StateDictOptions(full_state_dict=True))
     set_optimizer_state_dict(model, optimizer, training["optimizer"], options=StateDictOptions(full_state_dict=True))
     scheduler.load_state_dict(training["scheduler"])
@@ -115,22 +123,27 @@ def resume(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
 
 def run(args: argparse.Namespace) -> None:
     """Train as ``args`` say (see ``cli``); every process of a ``torchrun`` launch runs this."""
+    # The data, and every check, before the processes meet: a process that stops on an error while
+    # another waits for it in init_process_group would make that one fail too, with a traceback.
+    world_size = distributed.launched_world_size()
+    if args.batch_size < world_size:
+        raise UsageError(f"--batch-size: the global batch of {args.batch_size} pairs cannot be split across "
+                         f"{world_size} processes")
+    data = load_data(args, TransformerConfig.preset(args.preset).max_len)
+    if args.resume is not None:
+        check_same_data(Path(args.resume) / CHECKPOINT, data)
     processes = distributed.start(args.device, args.timeout)
     default_dtype = torch.get_default_dtype()
     torch.set_default_dtype(getattr(torch, args.dtype))  # the weights, and every float tensor made in training
     try:
-        _run(args, processes)
+        _run(args, processes, data)
     finally:
         torch.set_default_dtype(default_dtype)
         distributed.stop()
 
 
-def _run(args: argparse.Namespace, processes: distributed.Processes) -> None:
-    if args.batch_size < processes.world_size:
-        raise UsageError(f"--batch-size: the global batch of {args.batch_size} pairs cannot be split across "
-                         f"{processes.world_size} processes")
+def _run(args: argparse.Namespace, processes: distributed.Processes, data: TextData) -> None:
     out = Path(args.out)
-    data = load_data(args, TransformerConfig.preset(args.preset).max_len)
     batches = global_batches(data, args.batch_size, args.seed, min_rows=processes.world_size)
     model = build_model(args, len(data.vocab)).to(processes.device)
     wrapped = distributed.wrap(model, args.strategy, processes)
@@ -140,7 +153,7 @@ def _run(args: argparse.Namespace, processes: distributed.Processes) -> None:
     optimizer, scheduler = schedule_for(model, options)  # after sharding: Adam holds the shards
     start = 0
     if args.resume is not None:
-        start = resume(Path(args.resume) / CHECKPOINT, wrapped, optimizer, scheduler, processes, data)
+        start = resume(Path(args.resume) / CHECKPOINT, wrapped, optimizer, scheduler, processes)
     if processes.rank == 0:
         out.mkdir(parents=True, exist_ok=True)
         for leftover in remove_temporary_files(out):  # of a save killed outright (SIGKILL), which cannot clean up
