@@ -48,6 +48,7 @@ from transformer_lib import (
     sampling,
     tokenization,
     training,
+    vocabularies,
 )
 from transformer_lib.browser import lm_explorer
 from transformer_lib.browser import model as browser_model
@@ -469,6 +470,15 @@ CALLS = {
         blocks=architecture.architecture_blocks(MODEL, 3, 2))),
     "train.data.TextData.to_tokens": lambda: (_text_data().to_tokens, dict(sentence="the cat sat")),
     "train.data.TextData.from_tokens": lambda: (_text_data().from_tokens, dict(tokens=["the", "cat"])),
+    "vocabularies.Vocabularies": lambda: (vocabularies.Vocabularies, dict(src=VOCAB, tgt=VOCAB)),
+    "vocabularies.Vocabularies.to_tokens": lambda: (vocabularies.Vocabularies(VOCAB, VOCAB).to_tokens,
+                                                    dict(sentence="the cat sat")),
+    "vocabularies.Vocabularies.to_text": lambda: (vocabularies.Vocabularies(VOCAB, VOCAB).to_text,
+                                                  dict(tokens=["the", "cat"])),
+    "vocabularies.Vocabularies.from_record": lambda: (vocabularies.Vocabularies.from_record, dict(
+        record=vocabularies.Vocabularies(VOCAB, VOCAB).record())),
+    "vocabularies.vocabularies_for": lambda: (vocabularies.vocabularies_for, dict(
+        model=MODEL, src_vocab=VOCAB, tgt_vocab=VOCAB)),
     "train.data.generated_text": lambda: (train_data.generated_text, dict(seed=0, n_pairs=20)),
     "train.data.global_batches": lambda: (train_data.global_batches, dict(data=_text_data(), batch_size=2, seed=0,
                                                                           min_rows=1)),
@@ -611,6 +621,7 @@ OTHER_EXEMPT = {
     "checkpoint.save_checkpoint": "writes files: tests/test_checkpoint.py tests its arguments",
     "checkpoint.load_checkpoint": "reads files: tests/test_checkpoint.py tests its arguments",
     "checkpoint.write_atomically": "writes files: tests/test_checkpoint.py",
+    "checkpoint.remove_temporary_files": "removes files: tests/test_checkpoint.py",
     "checkpoint.checkpoint_from_parts": "reads what load_checkpoint and load_shipped read: CheckpointError",
     "checkpoint.check_dtypes": "reads what load_checkpoint and load_shipped read: CheckpointError",
     "checkpoint.check_sha256": "compares two digests the library computed",

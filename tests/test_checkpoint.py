@@ -182,3 +182,71 @@ def test_saving_to_a_directory_names_the_path(tmp_path):
     from .bad_input import raises
 
     raises(ValueError, lambda: save_checkpoint(tmp_path, tiny_model(0)), "path")
+
+
+def test_a_loaded_model_carries_its_vocabularies_and_translate_refuses_a_foreign_one(tmp_path):
+    from transformer_lib.decoding import translate
+
+    model = tiny_model(0)
+    loaded = load_checkpoint(save_checkpoint(tmp_path / "model.pt", model, SRC_VOCAB, TGT_VOCAB)).model
+    assert loaded.vocabularies.src == SRC_VOCAB and loaded.vocabularies.tgt == TGT_VOCAB
+    own = translate(loaded, "s1 s2 s3")
+    assert own.ids == translate(loaded, "s1 s2 s3", SRC_VOCAB, TGT_VOCAB).ids  # the defaults are its own
+    assert own.unknown_words == []
+    with pytest.raises(ValueError, match=r"^src_vocab: this model was trained with Vocab\(.*'s0'.*got another, "
+                                         r"Vocab\(.*'t0'"):
+        translate(loaded, "s1 s2 s3", TGT_VOCAB, TGT_VOCAB)  # same size, other words: never read silently
+    with pytest.raises(TypeError, match="^src_vocab: .* carries no vocabularies"):
+        translate(model, "s1 s2 s3")  # a model built in Python knows none
+    (tmp_path / "run").mkdir()
+    with pytest.raises(FileNotFoundError, match=r"^path: no checkpoint.pt in the folder .*run$"):
+        load_checkpoint(tmp_path / "run")  # a folder: its checkpoint.pt, as a run of transformer_lib.train writes
+    save_checkpoint(tmp_path / "run" / "checkpoint.pt", model, SRC_VOCAB, TGT_VOCAB)
+    assert load_checkpoint(tmp_path / "run").model.vocabularies.src == SRC_VOCAB
+
+
+_KILLED_SAVE = """
+import sys, time
+from pathlib import Path
+from transformer_lib.checkpoint import write_atomically
+
+def write(file):
+    file.write(b"half a checkpoint")
+    file.flush()
+    Path(sys.argv[2]).touch()  # the test may kill now
+    time.sleep(60)
+
+write_atomically(Path(sys.argv[1]), write)
+"""
+
+
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGKILL"])
+def test_a_killed_save_leaves_no_temporary_file(tmp_path, signal_name):
+    """SIGTERM (how torchrun stops a process): the writer removes its file and dies of the signal.
+    SIGKILL cannot be caught: the file stays until ``remove_temporary_files`` (run on each training start)."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "checkpoint.pt").write_bytes(b"the old checkpoint")
+    ready = tmp_path / "ready"
+    env = {**os.environ, "PYTHONPATH": str(checkpoint_module.Path(__file__).resolve().parents[1])}
+    process = subprocess.Popen([sys.executable, "-c", _KILLED_SAVE, str(tmp_path / "checkpoint.pt"), str(ready)],
+                               env=env)
+    deadline = time.monotonic() + 60
+    while not ready.exists() and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ready.exists(), "the writer never started writing"
+    temporaries = list(tmp_path.glob(".checkpoint.pt.*.tmp"))
+    assert len(temporaries) == 1  # mid-save: the temporary file is there
+    process.send_signal(getattr(signal, signal_name))
+    assert process.wait(timeout=60) == -getattr(signal, signal_name)  # it still dies of the signal
+    assert (tmp_path / "checkpoint.pt").read_bytes() == b"the old checkpoint"
+    left = list(tmp_path.glob(".checkpoint.pt.*.tmp"))
+    if signal_name == "SIGTERM":
+        assert left == []
+    else:
+        assert left == temporaries
+        assert checkpoint_module.remove_temporary_files(tmp_path) == temporaries
+        assert list(tmp_path.glob(".*.tmp")) == []

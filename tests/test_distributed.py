@@ -2,8 +2,12 @@
 process on the same global batch, resume after a kill, failure with the rank named, bad
 arguments and bad data. Small model, few steps; float64 so that the comparisons are tight."""
 
+import contextlib
+import io
 import json
 import os
+import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -14,6 +18,8 @@ import torch
 import torch.multiprocessing as mp
 
 from transformer_lib.train.cli import main, parse
+from transformer_lib.train.data import load_vocab_file
+from transformer_lib.vocabularies import Vocabularies
 
 from .distributed_helpers import worker
 
@@ -97,9 +103,13 @@ def test_one_rank_failing_stops_the_run_fast_with_its_rank_named_and_a_resume_en
     stopped_at = _training_state(tmp_path)["step"]
     assert 0 < stopped_at < 6  # a checkpoint from before the failure, not the end
 
-    resumed = _torchrun("-m", "transformer_lib.train", *args, "--resume", str(tmp_path))
+    assert list(tmp_path.glob(".*.tmp")) == []  # a save stopped by torchrun's SIGTERM removed its file
+
+    resumed = _torchrun("-m", "transformer_lib.train", "--resume", str(tmp_path))  # the options: the checkpoint's
     assert resumed.returncode == 0, resumed.stderr
     assert f"steps {stopped_at + 1}-6" in resumed.stdout
+    assert resumed.stdout.count("note: each step takes a global batch of 16 pairs (8 per process), the same") == 1
+    assert "dropout draws its masks in each process" in resumed.stdout
     after, uninterrupted = _weights(tmp_path), _weights(runs["dropout"])
     assert all(torch.equal(after[key], uninterrupted[key]) for key in after)  # dropout's masks included
     assert _training_state(tmp_path)["step"] == 6
@@ -132,6 +142,30 @@ def test_bad_arguments_exit_2_with_one_line(capsys, tmp_path):
     assert "give both files" in _error_line(capsys, ["--data-src", __file__, "--out", "x"])
     assert "--resume: no checkpoint.pt in" in _error_line(capsys, ["--resume", str(tmp_path)])
     assert "--data-tgt: no file" in _error_line(capsys, ["--data-src", __file__, "--data-tgt", "nope", "--out", "x"])
+    assert "--device: expected a device this machine has, such as 'cpu', got 'tpu'" in _error_line(
+        capsys, ["--device", "tpu", "--out", "x"])
+    missing_gpu = f"cuda:{torch.cuda.device_count()}"  # one past the last GPU, or the first of none
+    assert f"--device: expected a device this machine has, such as 'cpu', got '{missing_gpu}'" in _error_line(
+        capsys, ["--device", missing_gpu, "--out", "x"])
+    assert f"--out: {__file__} is a file; expected a folder" in _error_line(capsys, ["--out", __file__])
+    assert "--pairs: expected 10 to 200,000 pairs of the generated corpus, got 3" in _error_line(
+        capsys, ["--pairs", "3", "--out", "x"])
+    assert "got 200001" in _error_line(capsys, ["--pairs", "200001", "--out", "x"])
+    assert not Path("x").exists()  # nothing was done
+
+
+def test_resume_takes_its_options_from_the_checkpoint_and_refuses_a_flag_that_disagrees(runs, capsys):
+    one = runs["one"]  # 4 steps, batch 16, dropout 0
+    args = parse(["--resume", str(one), "--steps", "6"])
+    assert (args.batch_size, args.dropout, args.dtype, args.pairs, args.out) == (16, 0.0, "float64", 200, str(one))
+    line = _error_line(capsys, ["--resume", str(one), "--steps", "6", "--batch-size", "8"])
+    assert line.endswith(f"--batch-size 8: the checkpoint {one / 'checkpoint.pt'} was made with --batch-size 16 "
+                         "(give the same, or leave --batch-size out) (see --help)")
+    assert f"--steps 3: the checkpoint {one / 'checkpoint.pt'} has done 4 steps already" in _error_line(
+        capsys, ["--resume", str(one), "--steps", "3"])
+    assert f"--resume: the run in {one} is complete (4 of 4 steps); give --steps above 4" in _error_line(
+        capsys, ["--resume", str(one)])
+    assert parse(["--resume", str(one), "--steps", "6", "--batch-size", "16"]).batch_size == 16  # agreeing is fine
 
 
 def _files(folder: Path, src: str, tgt: str | bytes) -> list[str]:
@@ -139,6 +173,25 @@ def _files(folder: Path, src: str, tgt: str | bytes) -> list[str]:
     (folder / "a.fr").write_bytes(tgt if isinstance(tgt, bytes) else tgt.encode("utf-8"))
     return ["--data-src", str(folder / "a.en"), "--data-tgt", str(folder / "a.fr"), "--out", str(folder / "run"),
             "--steps", "1", "--batch-size", "2"]
+
+
+def test_under_torchrun_an_error_is_one_line_from_rank_0_and_every_rank_exits_2(tmp_path):
+    """torchrun exits with status 1 whenever a process fails; its summary names rank 0, with status 2."""
+    bad_flag = _torchrun("-m", "transformer_lib.train", "--pairs", "3", "--out", str(tmp_path / "run"))
+    (tmp_path / "a.en").write_text("the cat\nthe dog\n", encoding="utf-8")
+    (tmp_path / "a.fr").write_text("le chat\n", encoding="utf-8")
+    bad_file = _torchrun("-m", "transformer_lib.train", "--data-src", str(tmp_path / "a.en"), "--data-tgt",
+                         str(tmp_path / "a.fr"), "--out", str(tmp_path / "run"), "--steps", "1", "--batch-size", "2")
+    for launch, message in ((bad_flag, "--pairs: expected 10 to 200,000 pairs"),
+                            (bad_file, f"{tmp_path / 'a.en'} line 2: no matching line")):
+        ours = [line for line in launch.stderr.splitlines() if line.startswith("python -m transformer_lib.train")]
+        assert len(ours) == 1 and message in ours[0], launch.stderr
+        assert f'File "{ROOT / "transformer_lib"}' not in launch.stderr  # no traceback from our processes
+        assert launch.returncode == 1
+        # the first rank to fail, named in torchrun's summary, with its status; the other one stopped by torchrun
+        assert re.search(r"Root Cause \(first observed failure\):\n\[0\]:\n.*\n.*\n  rank      : 0 .*\n"
+                         r"  exitcode  : 2 ", launch.stderr), launch.stderr
+    assert not (tmp_path / "run").exists()
 
 
 def test_bad_data_is_named_by_file_and_line(capsys, tmp_path):
@@ -164,3 +217,78 @@ def test_text_the_tokenizer_cannot_encode_is_named_and_a_vocab_file_is_reused(ca
     args = _files(tmp_path, "the cat sleeps\nthe zebra sleeps\n", "le chat dort\nle zèbre dort\n")
     line = _error_line(capsys, [*args, "--vocab", str(vocab)])
     assert f"{tmp_path / 'a.en'} line 2: the tokenizer cannot encode 'z'" in line
+
+
+TEXT = ["--data-src", str(ROOT / "book/data/parallel20.en"), "--data-tgt", str(ROOT / "book/data/parallel20.fr"),
+        "--steps", "2", "--batch-size", "4", "--bpe-merges", "100"]
+
+
+@pytest.fixture(scope="module")
+def text_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A one-process run on a small text, into a folder where a killed save left a temporary file;
+    its folder and what it printed."""
+    folder = tmp_path_factory.mktemp("text") / "run"
+    folder.mkdir()
+    (folder / ".checkpoint.pt.x1y2.tmp").write_bytes(b"half a checkpoint")
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main([*TEXT, "--out", str(folder), "--translate", "the cat sleeps"]) == 0
+    return folder, printed.getvalue()
+
+
+def test_a_run_folder_loads_and_translates_in_five_lines_with_its_own_vocabularies(text_run):
+    folder, printed = text_run
+    from transformer_lib.checkpoint import load_checkpoint
+    from transformer_lib.decoding import translate
+
+    model = load_checkpoint(folder).model
+    result = translate(model, "the cat sleeps")
+    assert f"translate: the cat sleeps\n        -> {result.text}\n" in printed  # the command's own translation
+    vocab, bpe = load_vocab_file(folder / "vocab.json")
+    assert model.vocabularies.src == vocab and model.vocabularies.tokenizer.merges == bpe.merges
+    assert result.src_ids == vocab.encode(" ".join(bpe.tokenize("the cat sleeps"))) and result.unknown_words == []
+    assert "</w>" not in result.text  # text, not sub-words
+    assert list(folder.glob(".*.tmp")) == []
+    assert f"note: removed {folder / '.checkpoint.pt.x1y2.tmp'}, left by a save that was killed" in printed
+    assert printed.count("note: each step takes a global batch of 4 pairs, the same on any number") == 1
+
+
+def test_the_books_vocabularies_are_refused_for_ones_own_model(text_run):
+    from transformer_lib.checkpoint import CheckpointError, load_checkpoint
+    from transformer_lib.decoding import translate
+    from transformer_lib.pretrained import book_model
+
+    model, book = load_checkpoint(text_run[0]).model, book_model()
+    with pytest.raises(ValueError, match=rf"^src_vocab: this model was trained with "
+                                         rf"{re.escape(repr(model.vocabularies.src))}, got another, "
+                                         rf"{re.escape(repr(book.src_vocab))}"):
+        translate(model, "the cat sleeps", book.src_vocab, book.tgt_vocab)
+    copy = text_run[0].parent / "copy"
+    shutil.copytree(text_run[0], copy)
+    another = Vocabularies(book.src_vocab, book.src_vocab).record()  # a vocab.json of another run
+    (copy / "vocab.json").write_text(json.dumps(another), encoding="utf-8")
+    with pytest.raises(CheckpointError, match=f"{re.escape(str(copy / 'vocab.json'))}: not the vocabularies that"):
+        load_checkpoint(copy)
+
+
+def test_a_resume_on_changed_data_is_refused(text_run, tmp_path, capsys):
+    folder = tmp_path / "run"
+    shutil.copytree(text_run[0], folder)
+    src, tgt = (tmp_path / "a.en", tmp_path / "a.fr")
+    shutil.copy(ROOT / "book/data/parallel20.en", src)
+    shutil.copy(ROOT / "book/data/parallel20.fr", tgt)
+    payload = torch.load(folder / "checkpoint.pt", weights_only=True)
+    payload["extra"]["training"]["args"].update(data_src=str(src), data_tgt=str(tgt))  # the run, on these copies
+    torch.save(payload, folder / "checkpoint.pt")
+    tgt.write_text(tgt.read_text(encoding="utf-8").replace("chat", "chien"), encoding="utf-8")
+    line = _error_line(capsys, ["--resume", str(folder), "--steps", "3"])
+    assert f"--resume: the data differ from those {folder / 'checkpoint.pt'} was trained on" in line
+
+
+def test_a_rank_other_than_0_names_itself_when_rank_0_did_not_report_its_error(monkeypatch, capsys):
+    from transformer_lib.train import cli
+
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setattr(cli, "QUIET_RANK_WAIT_S", 0.0)  # rank 0 would have stopped it by now
+    assert cli.usage_error("--device: no cuda:1 here") == 2
+    assert capsys.readouterr().err == "python -m transformer_lib.train: rank 1: error: --device: no cuda:1 here\n"

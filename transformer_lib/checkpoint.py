@@ -36,10 +36,14 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
 import os
+import signal
 import tempfile
+import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -52,8 +56,12 @@ from .models import DecoderOnlyTransformer, Transformer
 from .rnn import Seq2SeqGRU, Seq2SeqGRUAttention, Seq2SeqGRUConfig
 from .tokenization import Vocab
 from .validation import check_device, check_instance, check_path, check_plain_data
+from .vocabularies import Vocabularies
 
 FORMAT = "transformer_lib.checkpoint"
+RUN_CHECKPOINT = "checkpoint.pt"  # the checkpoint in a run folder of ``python -m transformer_lib.train``
+RUN_VOCABULARIES = "vocab.json"  # its vocabularies (and tokenizer), beside it, for ``--vocab``
+TEMPORARY_SUFFIX = ".tmp"  # of write_atomically's files while they are written
 VERSION = 1
 
 # model class name -> (model class, config class)
@@ -145,11 +153,15 @@ def save_checkpoint(
 
 def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> Path:
     """Call ``write(file)`` on a temporary file beside ``path``, then rename it over ``path``: a crash
-    mid-write leaves the old file intact. Also used for the shipped models' files (``pretrained``)."""
+    mid-write leaves the old file intact. Also used for the shipped models' files (``pretrained``).
+
+    The temporary file is removed on every way out that runs code: an exception, Ctrl-C, and SIGTERM
+    (how ``torchrun`` stops its processes), after which the process still dies of the signal. Only a
+    SIGKILL leaves it: ``remove_temporary_files`` clears those (the training command does, on start)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX, dir=path.parent)
     try:
-        with os.fdopen(handle, "wb") as file:
+        with _removed_on_sigterm(temporary), os.fdopen(handle, "wb") as file:
             write(file)
             file.flush()
             os.fsync(file.fileno())
@@ -162,14 +174,55 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> Path:
     return path
 
 
+@contextmanager
+def _removed_on_sigterm(temporary: str) -> Iterator[None]:
+    """While writing, a SIGTERM removes ``temporary``, then ends the process as the signal would have.
+    (Signal handlers belong to the main thread: elsewhere this does nothing.)"""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+
+    def remove_then_die(signum: int, frame: object) -> None:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        signal.signal(signal.SIGTERM, previous)
+        if callable(previous):
+            previous(signum, frame)
+        else:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, remove_then_die)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def remove_temporary_files(folder: Path) -> list[Path]:
+    """Remove the temporary files that ``write_atomically`` left in ``folder`` when its process was
+    killed outright (SIGKILL); the files removed, sorted. Only call it where no other process is writing."""
+    folder = check_path("folder", folder)
+    leftovers = sorted(folder.glob(f".*{TEMPORARY_SUFFIX}"))
+    for leftover in leftovers:
+        leftover.unlink()
+    return leftovers
+
+
 def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu") -> Checkpoint:
-    """Read a file written by ``save_checkpoint``; the model comes back in eval mode on ``device``.
+    """Read a file written by ``save_checkpoint``, or the run folder of ``python -m transformer_lib.train``
+    (its ``checkpoint.pt``); the model comes back in eval mode on ``device``, carrying its vocabularies.
 
     Raises ``FileNotFoundError`` if there is no such file, ``CheckpointError`` if it cannot
     be loaded exactly.
     """
     path = check_path("path", path)
     device = check_device("device", device)
+    if path.is_dir():
+        folder, path = path, path / RUN_CHECKPOINT
+        if not path.is_file():
+            raise FileNotFoundError(f"path: no {RUN_CHECKPOINT} in the folder {folder}")
     if not path.is_file():
         raise FileNotFoundError(f"path: no checkpoint file at {path}")
     try:
@@ -190,7 +243,24 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu")
     if not isinstance(payload.get("sha256"), str):
         raise CheckpointError(f"{path}: checkpoint lacks the entries ['sha256'] (the SHA-256 of its weights)")
     check_sha256(str(path), "of the weights ", state_dict_sha256(state_dict), payload["sha256"], "the file records")
-    return checkpoint_from_parts(str(path), payload, state_dict, device)
+    checkpoint = checkpoint_from_parts(str(path), payload, state_dict, device)
+    _check_vocabularies_beside(path, checkpoint)
+    return checkpoint
+
+
+def _check_vocabularies_beside(path: Path, checkpoint: Checkpoint) -> None:
+    """A run's ``vocab.json`` beside its checkpoint must hold the vocabularies the checkpoint carries."""
+    beside = path.parent / RUN_VOCABULARIES
+    carried = checkpoint.extra.get("tokenizer")
+    if carried is None or not beside.is_file():
+        return
+    try:
+        record = json.loads(beside.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise CheckpointError(f"{beside}: not readable beside {path} ({error})") from error
+    if record != carried:
+        raise CheckpointError(f"{beside}: not the vocabularies that {path} carries (another run's, or changed); "
+                              f"the model's own are in the checkpoint: remove or replace {beside}")
 
 
 def checkpoint_from_parts(
@@ -237,7 +307,25 @@ def checkpoint_from_parts(
     except RuntimeError as error:  # missing or unexpected keys, shape mismatches
         raise CheckpointError(f"{source}: weights do not fit a {name} with this config:\n{error}") from error
     extra = description.get("extra") or {}
+    if src_vocab is not None and tgt_vocab is not None:
+        # The model carries its vocabularies (and the tokenizer of a run on text): decoding.translate's defaults.
+        model.vocabularies = _vocabularies_of(source, src_vocab, tgt_vocab, extra.get("tokenizer"))
     return Checkpoint(model.to(device).eval(), src_vocab, tgt_vocab, dict(extra))
+
+
+def _vocabularies_of(source: str, src_vocab: Vocab, tgt_vocab: Vocab, record: object) -> Vocabularies:
+    """The vocabularies, with the tokenizer of ``record`` (``Vocabularies.record``, or None), which must
+    describe the same vocabulary."""
+    if record is None:
+        return Vocabularies(src_vocab, tgt_vocab)
+    try:
+        recorded = Vocabularies.from_record(record)
+    except ValueError as error:
+        raise CheckpointError(f"{source}: extra['tokenizer']: {error}") from error
+    if recorded.src != src_vocab or recorded.tgt != tgt_vocab:
+        raise CheckpointError(f"{source}: extra['tokenizer'] describes {recorded.src!r}, but the checkpoint's "
+                              f"vocabularies are {src_vocab!r} and {tgt_vocab!r}")
+    return Vocabularies(src_vocab, tgt_vocab, recorded.tokenizer)
 
 
 def check_dtypes(source: str, state_dict: dict[str, torch.Tensor], model: nn.Module) -> None:

@@ -54,6 +54,7 @@ from .validation import (
     check_vocab_size,
     module_dtype,
 )
+from .vocabularies import vocabularies_for
 
 
 class DecodingCache(Protocol):
@@ -450,18 +451,22 @@ class Translation:
         return self.text
 
 
-def translate(model: Seq2SeqModel, sentence: str, src_vocab: Vocab, tgt_vocab: Vocab, *, beam_size: int = 1,
-              alpha: float = 0.6, max_len: int | None = None) -> Translation:
+def translate(model: Seq2SeqModel, sentence: str, src_vocab: Vocab | None = None, tgt_vocab: Vocab | None = None, *,
+              beam_size: int = 1, alpha: float = 0.6, max_len: int | None = None) -> Translation:
     """Translate one sentence: greedy with ``beam_size=1``, beam search otherwise.
 
-    ``max_len`` defaults to ``default_max_len``. A sentence longer than the model's positional
-    table is refused (``ValueError``: nothing is cut silently); unknown words are read as
-    ``<unk>`` and listed in ``unknown_words``.
+    The vocabularies default to the model's own (a model from ``checkpoint.load_checkpoint`` carries
+    them, with the tokenizer of its text); one that is not the model's own is refused
+    (``vocabularies.vocabularies_for``). ``max_len`` defaults to ``default_max_len``. A sentence
+    longer than the model's positional table is refused (``ValueError``: nothing is cut silently);
+    unknown words are read as ``<unk>`` and listed in ``unknown_words``.
     """
     check_sentence("sentence", sentence)
+    vocabularies = vocabularies_for(model, src_vocab, tgt_vocab)
+    src_vocab, tgt_vocab = vocabularies.src, vocabularies.tgt
     check_translation_model(model, src_vocab, tgt_vocab)
     check_positive_int("beam_size", beam_size)
-    ids, unknown = src_vocab.encode_with_unknowns(sentence)
+    ids, unknown = src_vocab.encode_with_unknowns(vocabularies.to_tokens(sentence))
     if not ids:
         raise ValueError(f"sentence: expected at least one token, got {sentence!r}")
     limit = max_decode_length(model)
@@ -472,5 +477,6 @@ def translate(model: Seq2SeqModel, sentence: str, src_vocab: Vocab, tgt_vocab: V
     if max_len is None:
         max_len = default_max_len(model, len(ids))
     (out,) = generate(model, src_ids, tgt_vocab, beam_size=beam_size, alpha=alpha, max_len=max_len)
-    return Translation(tgt_vocab.decode(out), [tgt_vocab.itos[i] for i in out], unknown, ids, out,
-                       ended=len(out) < max_len)
+    tokens = [tgt_vocab.itos[i] for i in out]
+    text = tgt_vocab.decode(out) if vocabularies.tokenizer is None else vocabularies.to_text(tokens)
+    return Translation(text, tokens, unknown, ids, out, ended=len(out) < max_len)

@@ -1,8 +1,15 @@
 """The command line: ``python -m transformer_lib.train`` or ``torchrun ... -m transformer_lib.train``.
 
-Bad arguments exit with status 2 and one line; a bad data file with status 2 and one line naming
-the file and the line; a failure in any process with status 1, its rank named (``torchrun``
-then stops the other processes, and reports the rank too).
+Every flag is checked before any work. Bad arguments exit with status 2 and one line; a bad data
+file with status 2 and one line naming the file and the line; a failure in any process with status
+1, its rank named. Under ``torchrun`` every process checks the same flags and data: rank 0 prints
+the line and exits with status 2, the others wait quietly (``usage_error``) and ``torchrun`` stops
+them. ``torchrun`` does not pass the status on: it exits with status 1 whenever a process fails,
+after a summary whose "Root Cause" names the rank and its ``exitcode`` (2: a usage or data error).
+
+``--resume DIR`` alone goes on with the options stored in ``DIR/checkpoint.pt``. A flag that
+decides what is trained (``RUN_OPTIONS``), given again, must agree with the checkpoint; ``--steps``
+may only be raised.
 """
 
 from __future__ import annotations
@@ -10,20 +17,45 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..config import PRESETS
+from ..grammar import MAX_PAIRS
+from ..validation import check_device
 from .data import DataError
 from .distributed import STRATEGIES
-from .run import CHECKPOINT, UsageError, run
+from .run import CHECKPOINT, UsageError, run, stored_training
 
 PROG = "python -m transformer_lib.train"
+MIN_PAIRS = 10  # the generated corpus splits its pairs 80/10/10
+# What decides the trained weights: given again with --resume, each must agree with the checkpoint.
+RUN_OPTIONS = ("preset", "batch_size", "seed", "dropout", "dtype", "data_src", "data_tgt", "vocab", "bpe_merges",
+               "pairs", "warmup", "lr_scale", "label_smoothing")
+# How the run goes: taken from the checkpoint unless given again, and free to change.
+KEPT_OPTIONS = ("strategy", "log_every", "save_every", "timeout")
+
+
+QUIET_RANK_WAIT_S = 10.0  # how long a rank other than 0 leaves rank 0 to report the same error
+
+
+def usage_error(message: str) -> int:
+    """Print a usage or data error in one line, once across processes; the exit status, 2.
+
+    Every process of a launch checks the same flags and data and meets the same error: rank 0 prints
+    it; the others wait, and ``torchrun`` stops them when rank 0 exits. A rank that still runs after
+    ``QUIET_RANK_WAIT_S`` met an error of its own (a GPU that only it lacks): it prints it, named."""
+    rank = os.environ.get("RANK", "0")
+    if rank != "0":
+        time.sleep(QUIET_RANK_WAIT_S)
+    print(f"{PROG}: {'' if rank == '0' else f'rank {rank}: '}error: {message}", file=sys.stderr, flush=True)
+    return 2
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, not argparse's usage block
-        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+        self.exit(usage_error(f"{message} (see --help)"))
 
 
 def _positive(kind: type) -> object:
@@ -84,9 +116,59 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _flag(key: str) -> str:
+    return "--" + key.replace("_", "-")
+
+
+def _given(argv: Sequence[str] | None) -> set[str]:
+    """The options ``argv`` names (those a resume must check against its checkpoint)."""
+    p = parser()
+    for action in p._actions:  # parsed again without defaults, what remains was typed
+        action.default = argparse.SUPPRESS
+    return set(vars(p.parse_args(argv)))
+
+
+def _same(key: str, a: object, b: object) -> bool:
+    if key in ("data_src", "data_tgt", "vocab") and a is not None and b is not None:
+        return Path(a).resolve() == Path(b).resolve()
+    return a == b
+
+
+def _merge_resumed(p: argparse.ArgumentParser, args: argparse.Namespace, given: set[str]) -> None:
+    """Fill ``args`` from ``--resume``'s checkpoint; a re-given option must agree; ``--steps`` may be raised."""
+    path = Path(args.resume) / CHECKPOINT
+    try:
+        training = stored_training(path)
+    except UsageError as error:
+        p.error(str(error))
+    stored, done = training["args"], int(training["step"])
+    for key in RUN_OPTIONS:
+        if key not in given:
+            setattr(args, key, stored[key])
+        elif not _same(key, getattr(args, key), stored[key]):
+            p.error(f"{_flag(key)} {getattr(args, key)}: the checkpoint {path} was made with {_flag(key)} "
+                    f"{stored[key]} (give the same, or leave {_flag(key)} out)")
+    for key in KEPT_OPTIONS:
+        if key not in given:
+            setattr(args, key, stored[key])
+    if "steps" not in given:
+        args.steps = stored["steps"]
+        if args.steps <= done:
+            p.error(f"--resume: the run in {args.resume} is complete ({done} of {args.steps} steps); "
+                    f"give --steps above {done} to go on")
+    elif args.steps <= done:
+        p.error(f"--steps {args.steps}: the checkpoint {path} has done {done} steps already; "
+                f"give more to go on")
+
+
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The flags of ``argv``, every one checked (and with ``--resume``, completed from the checkpoint)."""
     p = parser()
     args = p.parse_args(argv)
+    if args.resume is not None:
+        if not (Path(args.resume) / CHECKPOINT).is_file():
+            p.error(f"--resume: no {CHECKPOINT} in {args.resume}")
+        _merge_resumed(p, args, _given(argv))
     if (args.data_src is None) != (args.data_tgt is None):
         p.error("--data-src and --data-tgt: give both files, or neither for the generated corpus")
     if args.vocab is not None and args.data_src is None:
@@ -98,8 +180,17 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
         if args.resume is None:
             p.error("--out: needed (a folder for the checkpoints), unless --resume gives one")
         args.out = args.resume
-    if args.resume is not None and not (Path(args.resume) / CHECKPOINT).is_file():
-        p.error(f"--resume: no {CHECKPOINT} in {args.resume}")
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        p.error(f"--out: {args.out} is a file; expected a folder (new, or of an earlier run)")
+    if not MIN_PAIRS <= args.pairs <= MAX_PAIRS:
+        p.error(f"--pairs: expected {MIN_PAIRS} to {MAX_PAIRS:,} pairs of the generated corpus, got {args.pairs}")
+    if args.device is not None:
+        try:
+            # "cuda" is each process's own GPU (distributed.start): check that one, not cuda:0 from every process
+            check_device("--device", f"cuda:{os.environ.get('LOCAL_RANK', '0')}" if args.device == "cuda"
+                         else args.device)
+        except ValueError as error:
+            p.error(str(error))
     return args
 
 
@@ -109,8 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         run(args)
     except (UsageError, DataError) as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr, flush=True)
-        return 2
+        return usage_error(str(error))
     except BaseException as error:
         if isinstance(error, SystemExit | KeyboardInterrupt):
             raise

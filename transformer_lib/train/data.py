@@ -11,15 +11,15 @@ unchanged. Nothing is dropped silently: a bad line is an error naming its file a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..tokenization import END_OF_WORD, Batch, BPETokenizer, Merge, Vocab, collate
-from ..validation import check_index, check_instance, check_int, check_positive_int, check_sentence, check_token_list
-
-VOCAB_FORMAT = "transformer_lib.train.vocab"
+from ..tokenization import END_OF_WORD, Batch, BPETokenizer, Vocab, collate
+from ..validation import check_index, check_instance, check_int, check_positive_int
+from ..vocabularies import Vocabularies
 
 
 class DataError(ValueError):
@@ -35,26 +35,24 @@ class TextData:
     vocab: Vocab
     bpe: BPETokenizer | None = None
 
+    @property
+    def vocabularies(self) -> Vocabularies:
+        """The one vocabulary of both sides and the tokenizer: what the checkpoint carries."""
+        return Vocabularies(self.vocab, self.vocab, self.bpe)
+
     def to_tokens(self, sentence: str) -> str:
         """A sentence as the model reads it: its sub-words, separated by spaces."""
-        check_sentence("sentence", sentence)
-        return sentence if self.bpe is None else " ".join(self.bpe.tokenize(sentence))
+        return self.vocabularies.to_tokens(sentence)
 
     def from_tokens(self, tokens: list[str]) -> str:
         """The sentence that ``tokens`` spell (the inverse of ``to_tokens``)."""
-        check_token_list("tokens", tokens)
-        return " ".join(tokens) if self.bpe is None else self.bpe.detokenize(tokens)
+        return self.vocabularies.to_text(tokens)
 
-    def vocab_record(self) -> dict:
-        """The tokenizer and vocabulary as plain values: the JSON of ``--vocab FILE``."""
-        bpe = self.bpe
-        return {
-            "format": VOCAB_FORMAT,
-            "end_of_word": None if bpe is None else bpe.end_of_word,
-            "alphabet": None if bpe is None else list(bpe.alphabet),
-            "merges": None if bpe is None else [[*m.pair, m.count] for m in bpe.merges],
-            "itos": self.vocab.to_dict()["itos"],
-        }
+    def sha256(self) -> str:
+        """The SHA-256 of the training pairs (as tokens) and the vocabulary: a resume checks that its
+        data are the checkpoint's."""
+        record = json.dumps([self.pairs, self.vocabularies.record()], ensure_ascii=False)
+        return hashlib.sha256(record.encode("utf-8")).hexdigest()
 
 
 def read_lines(path: Path) -> list[str]:
@@ -94,17 +92,10 @@ def read_parallel(src_path: Path, tgt_path: Path) -> list[tuple[str, str]]:
 def load_vocab_file(path: Path) -> tuple[Vocab, BPETokenizer | None]:
     """The tokenizer and vocabulary of a JSON file written by a previous run (``DIR/vocab.json``)."""
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        if record.get("format") != VOCAB_FORMAT:
-            raise ValueError(f"no format tag {VOCAB_FORMAT!r}")
-        vocab = Vocab.from_dict({"itos": record["itos"]})
-        bpe = None
-        if record["merges"] is not None:
-            merges = [Merge((a, b), int(count)) for a, b, count in record["merges"]]
-            bpe = BPETokenizer(merges, record["end_of_word"], record["alphabet"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        vocabularies = Vocabularies.from_record(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError) as error:
         raise DataError(f"{path}: not a vocabulary file written by transformer_lib.train ({error})") from error
-    return vocab, bpe
+    return vocabularies.src, vocabularies.tokenizer
 
 
 def _tokens_of(bpe: BPETokenizer, sentence: str, vocab: Vocab | None, where: str) -> str:

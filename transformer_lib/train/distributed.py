@@ -43,7 +43,7 @@ def start(device: str | None, timeout_s: float) -> Processes:
     """Join the process group ``torchrun`` describes (if any), on ``device`` (default: this
     process's GPU if there is one, else the CPU). A collective that waits longer than
     ``timeout_s`` seconds raises, so that a lost process cannot hang the others forever."""
-    rank, world_size = int(os.environ.get("RANK", 0)), int(os.environ.get("WORLD_SIZE", 1))
+    rank, world_size = int(os.environ.get("RANK", 0)), launched_world_size()
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
     if device is None:
         device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
@@ -57,6 +57,11 @@ def start(device: str | None, timeout_s: float) -> Processes:
         dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s),
                                 device_id=chosen if chosen.type == "cuda" else None)
     return Processes(rank, world_size, chosen)
+
+
+def launched_world_size() -> int:
+    """How many processes ``torchrun`` started (1 without it)."""
+    return int(os.environ.get("WORLD_SIZE", 1))
 
 
 def stop() -> None:

@@ -17,7 +17,14 @@ from torch.distributed.checkpoint.state_dict import (
     set_optimizer_state_dict,
 )
 
-from ..checkpoint import load_checkpoint, save_checkpoint, write_atomically
+from ..checkpoint import (
+    RUN_CHECKPOINT,
+    RUN_VOCABULARIES,
+    load_checkpoint,
+    remove_temporary_files,
+    save_checkpoint,
+    write_atomically,
+)
 from ..config import TransformerConfig
 from ..decoding import translate
 from ..models import Transformer
@@ -25,8 +32,7 @@ from ..training import TrainingOptions, batch_order, schedule_for, training_step
 from . import distributed
 from .data import TextData, generated_text, global_batches, load_text, local_part
 
-CHECKPOINT = "checkpoint.pt"
-VOCAB = "vocab.json"
+CHECKPOINT, VOCAB = RUN_CHECKPOINT, RUN_VOCABULARIES
 FULL = StateDictOptions(full_state_dict=True, cpu_offload=True)  # the whole tensors, on rank 0's CPU
 
 
@@ -67,20 +73,40 @@ def save(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, s
     training = {"step": step, "epoch": epoch, "batch_in_epoch": position, "world_size": processes.world_size,
                 "optimizer": optimizer_state, "scheduler": scheduler.state_dict(), "rng": rng,
                 "args": {key: value for key, value in vars(args).items() if key != "resume"}}
-    save_checkpoint(path, plain, data.vocab, data.vocab, extra={"training": training, "tokenizer": data.vocab_record()})
+    save_checkpoint(path, plain, data.vocab, data.vocab,
+                    extra={"training": training, "tokenizer": data.vocabularies.record(), "data_sha256": data.sha256()})
+
+
+def stored_training(path: Path) -> dict:
+    """The training state of a checkpoint written by the command (its options and step), read without
+    building the model: ``cli`` completes a resume's flags from it before any work."""
+    training = _stored_extra(path).get("training")
+    if not isinstance(training, dict) or "args" not in training or "step" not in training:
+        raise UsageError(f"--resume: {path} is not a checkpoint of transformer_lib.train (no training state)")
+    return training
+
+
+def _stored_extra(path: Path) -> dict:
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True, mmap=True)["extra"]
+    except Exception as error:  # unreadable, or not the command's checkpoint
+        raise UsageError(f"--resume: {path} is not a checkpoint of transformer_lib.train "
+                         f"({type(error).__name__}: {error})") from error
+
+
+def check_same_data(path: Path, data: TextData) -> None:
+    """The data of a resumed run must be those the checkpoint was trained on (its recorded SHA-256)."""
+    recorded = _stored_extra(path).get("data_sha256")
+    if recorded is not None and recorded != data.sha256():
+        raise UsageError(f"--resume: the data differ from those {path} was trained on (SHA-256 {data.sha256()}, "
+                         f"the checkpoint records {recorded}): a data file was changed")
 
 
 def resume(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: object,
-           processes: distributed.Processes, args: argparse.Namespace) -> int:
+           processes: distributed.Processes) -> int:
     """Load a checkpoint's weights, optimizer, schedule and random states; the step to go on from."""
     checkpoint = load_checkpoint(path)
-    training = checkpoint.extra.get("training")
-    if training is None:
-        raise UsageError(f"--resume: {path} was not written by transformer_lib.train (no training state)")
-    for key in ("preset", "seed", "batch_size", "data_src", "data_tgt", "pairs", "dropout", "dtype"):
-        if training["args"].get(key) != getattr(args, key):
-            raise UsageError(f"--resume: the checkpoint was made with --{key.replace('_', '-')} "
-                             f"{training['args'].get(key)}, this run asks for {getattr(args, key)}")
+    training = checkpoint.extra["training"]  # cli and run have checked the options and data against it
     set_model_state_dict(model, checkpoint.model.state_dict(), options=StateDictOptions(full_state_dict=True))
     set_optimizer_state_dict(model, optimizer, training["optimizer"], options=StateDictOptions(full_state_dict=True))
     scheduler.load_state_dict(training["scheduler"])
@@ -97,22 +123,27 @@ def resume(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
 
 def run(args: argparse.Namespace) -> None:
     """Train as ``args`` say (see ``cli``); every process of a ``torchrun`` launch runs this."""
+    # The data, and every check, before the processes meet: a process that stops on an error while
+    # another waits for it in init_process_group would make that one fail too, with a traceback.
+    world_size = distributed.launched_world_size()
+    if args.batch_size < world_size:
+        raise UsageError(f"--batch-size: the global batch of {args.batch_size} pairs cannot be split across "
+                         f"{world_size} processes")
+    data = load_data(args, TransformerConfig.preset(args.preset).max_len)
+    if args.resume is not None:
+        check_same_data(Path(args.resume) / CHECKPOINT, data)
     processes = distributed.start(args.device, args.timeout)
     default_dtype = torch.get_default_dtype()
     torch.set_default_dtype(getattr(torch, args.dtype))  # the weights, and every float tensor made in training
     try:
-        _run(args, processes)
+        _run(args, processes, data)
     finally:
         torch.set_default_dtype(default_dtype)
         distributed.stop()
 
 
-def _run(args: argparse.Namespace, processes: distributed.Processes) -> None:
-    if args.batch_size < processes.world_size:
-        raise UsageError(f"--batch-size: the global batch of {args.batch_size} pairs cannot be split across "
-                         f"{processes.world_size} processes")
+def _run(args: argparse.Namespace, processes: distributed.Processes, data: TextData) -> None:
     out = Path(args.out)
-    data = load_data(args, TransformerConfig.preset(args.preset).max_len)
     batches = global_batches(data, args.batch_size, args.seed, min_rows=processes.world_size)
     model = build_model(args, len(data.vocab)).to(processes.device)
     wrapped = distributed.wrap(model, args.strategy, processes)
@@ -122,15 +153,18 @@ def _run(args: argparse.Namespace, processes: distributed.Processes) -> None:
     optimizer, scheduler = schedule_for(model, options)  # after sharding: Adam holds the shards
     start = 0
     if args.resume is not None:
-        start = resume(Path(args.resume) / CHECKPOINT, wrapped, optimizer, scheduler, processes, args)
+        start = resume(Path(args.resume) / CHECKPOINT, wrapped, optimizer, scheduler, processes)
     if processes.rank == 0:
         out.mkdir(parents=True, exist_ok=True)
-        record = json.dumps(data.vocab_record(), ensure_ascii=False).encode("utf-8")
+        for leftover in remove_temporary_files(out):  # of a save killed outright (SIGKILL), which cannot clean up
+            print(f"note: removed {leftover}, left by a save that was killed", flush=True)
+        record = json.dumps(data.vocabularies.record(), ensure_ascii=False).encode("utf-8")
         write_atomically(out / VOCAB, lambda file: file.write(record))
         print(f"{processes.world_size} process(es), {args.strategy if processes.distributed else 'one process'} "
               f"on {processes.device.type}; preset {args.preset}, {sum(p.numel() for p in model.parameters()):,} "
               f"parameters; "
               f"{len(data.pairs)} pairs, vocabulary {len(data.vocab)}; steps {start + 1}-{args.steps}", flush=True)
+        print(what_processes_change(args, processes), flush=True)
 
     divisor = distributed.token_divisor(processes)
     wrapped.train()
@@ -153,11 +187,22 @@ def _run(args: argparse.Namespace, processes: distributed.Processes) -> None:
     if processes.rank == 0:
         print(f"checkpoint: {out / CHECKPOINT}", flush=True)
         if args.translate is not None:
-            print_translation(out / CHECKPOINT, args.translate, data)
+            print_translation(out, args.translate)
 
 
-def print_translation(path: Path, sentence: str, data: TextData) -> None:
-    """Greedy translation of ``sentence`` by the checkpoint's model."""
-    model = load_checkpoint(path).model
-    result = translate(model, data.to_tokens(sentence), data.vocab, data.vocab)
-    print(f"translate: {sentence}\n        -> {data.from_tokens(result.tokens)}", flush=True)
+def what_processes_change(args: argparse.Namespace, processes: distributed.Processes) -> str:
+    """What a run on one process and one on several share and what they do not, said once: the same
+    global batches, so the same losses without dropout; with dropout, each process draws its own masks."""
+    low, extra = divmod(args.batch_size, processes.world_size)
+    share = "" if not processes.distributed else f" ({low}{f' or {low + 1}' if extra else ''} per process)"
+    dropout = ("no dropout: any number of processes gives these losses (to rounding)" if args.dropout == 0 else
+               "dropout draws its masks in each process, so the losses of 1 and of several processes differ "
+               "a little (--dropout 0 makes them agree to rounding)")
+    return f"note: each step takes a global batch of {args.batch_size} pairs{share}, the same on any number of " \
+           f"processes; {dropout}"
+
+
+def print_translation(out: Path, sentence: str) -> None:
+    """Greedy translation of ``sentence`` by the run's model, with its own vocabularies."""
+    result = translate(load_checkpoint(out).model, sentence)
+    print(f"translate: {sentence}\n        -> {result.text}", flush=True)
