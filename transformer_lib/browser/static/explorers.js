@@ -69,6 +69,14 @@
     box.textContent = "";
     if (text) box.appendChild(el("div", { class: `tc-message tc-${level || "info"}`, text }));
   }
+  // An input refused while figures of an earlier one stay on screen: they are marked as stale (dimmed,
+  // and the "stale" message says so after the refusal's) until the next good input clears the mark.
+  function markStale(box, figures, stale) {
+    for (const figure of figures) figure.classList.toggle("tc-stale", stale);
+    if (stale && figures.some((figure) => figure.childElementCount)) {
+      box.appendChild(el("div", { class: "tc-message tc-info", text: window.bookModel.fill("stale", {}) }));
+    }
+  }
   function plotlyReady() {
     return typeof window.Plotly !== "undefined";
   }
@@ -384,7 +392,7 @@
   // the positional explorer's functions join these (positional-explorer.js)
   window.tcExplorers = { attentionFigure, baseLayout, plotConfig, axisStyle, colorscale, register };
   // the page helpers other explorers build with (positional-explorer.js, lm-explorer.js)
-  window.tcExplorers.dom = { el, labelled, select, setOptions, message, name, escapeHtml, sentenceCase, debounce,
+  window.tcExplorers.dom = { el, labelled, select, setOptions, message, markStale, name, escapeHtml, sentenceCase, debounce,
     plotlyReady, NARROW };
   if (typeof document === "undefined") return; // Node, in the tests: the functions above only
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
