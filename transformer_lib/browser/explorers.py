@@ -212,7 +212,8 @@ class AttentionExplorer:
         self.notes = (read_as if changes else []) + reading_notes(result, self.src_vocab, typed_tokens=len(words),
                                                                    tgt_vocab=self.tgt_vocab)
         text = html.escape(result.text) or "(nothing)"
-        self.output_text.value = (f"<b>Model output:</b> {text} "
+        by = "" if self.replay is None else f" (step {self.replay.slider.value})"  # the snapshot that translated it
+        self.output_text.value = (f"<b>Model output{by}:</b> {text} "
                                   f"<span style='color:#666'>({len(result.ids)} tokens)</span>")
         self.messages.value = "".join(_message(note, "warning") for note in self.notes)
         self._updating = True
