@@ -146,8 +146,12 @@ def step_slider(key: str) -> Control:
     selector = 'div.tc-live[data-explorer="attention"]'
 
     def translated(page, sentence: str) -> None:
-        page.evaluate("""(s) => { const slider = document.querySelector(s + ' .tc-replay input[type=range]');
-          slider.value = slider.max; }""", selector)  # no event: the next translation reads it
+        page.evaluate(SETTLE_JS, selector)
+        moved = page.evaluate("""(s) => { const slider = document.querySelector(s + ' .tc-replay-track input');
+          if (slider.value === slider.max) return false;
+          slider.value = slider.max; slider.dispatchEvent(new Event('input')); return true; }""", selector)
+        if moved:  # back to the shipped model: the box's sentence is translated again, drawn, untimed
+            page.evaluate("() => window.__tcSettled.then(() => null)")
         page.evaluate(SETTLE_JS, selector)
         _fill_sentence(page, sentence)
         _press_enter(page)

@@ -14,6 +14,7 @@ leaves 127.0.0.1.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -205,7 +206,8 @@ def test_the_step_slider_works_by_keyboard(checkpoints, browser, url: str, width
 def _stops_against_the_curve(page) -> list[tuple[int, float, float]]:
     """For each snapshot, picked by keyboard: (its step, the slider thumb's centre, its diamond's centre), in
     px from the page's left. The thumb's centre is where Chromium draws it: half a thumb in from the
-    track's end, then the value's fraction of the rest (explorers.css sets the thumb's width)."""
+    track's end, then the value's fraction of the rest (explorers.css sets the thumb's width); the
+    clicks of _click_each_snapshot check the same placement without this arithmetic."""
     out = []
     slider = page.locator(".tc-attention .tc-replay-track input[type=range]")
     slider.focus()
@@ -216,17 +218,26 @@ def _stops_against_the_curve(page) -> list[tuple[int, float, float]]:
         page.wait_for_function("(s) => document.querySelector('.tc-curve')._fullLayout.shapes[0].x0 === s",
                                arg=step)
         page.wait_for_timeout(100)
-        out.append(tuple(page.evaluate("""([step, steps]) => {
+        out.append(tuple(page.evaluate("""([step, steps, thumbPx]) => {
           const input = document.querySelector('.tc-attention .tc-replay-track input[type=range]');
           const box = input.getBoundingClientRect();
-          const thumb = parseFloat(getComputedStyle(input, '::-webkit-slider-thumb').width);
+          const thumb = thumbPx;
           const [min, max] = [Number(input.min), Number(input.max)];
           const centre = box.left + thumb / 2 + (Number(input.value) - min) / (max - min) * (box.width - thumb);
           const diamonds = document.querySelectorAll('.tc-curve .scatterlayer .trace')[2].querySelectorAll('.point');
           const d = [...diamonds].map((p) => p.getBoundingClientRect()).map((b) => b.left + b.width / 2);
           return [Number(input.value), centre, d[steps.indexOf(step)]];
-        }""", [step, STEPS])))
+        }""", [step, STEPS, _thumb_px()])))
     return out
+
+
+def _thumb_px() -> float:
+    """The replay slider's thumb width, as explorers.css sets it (Chromium gives no computed style of it)."""
+    from importlib import resources
+
+    css = (resources.files("transformer_lib.browser") / "static" / "explorers.css").read_text()
+    rule = re.search(r"tc-replay-track input\[type=\"range\"\]::-webkit-slider-thumb \{([^}]*)\}", css).group(1)
+    return float(re.search(r"(?<![-\w])width: (\d+)px", rule).group(1))
 
 
 def _click_each_snapshot(page) -> list[int]:

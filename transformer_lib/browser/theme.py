@@ -49,6 +49,8 @@ MESSAGES = {
     "stale": "The figures below are still those of the last input that could be read.",
     "loading": "Loading the book's model (about 1.1 MB, once)\u2026",
     "fallback": "This explorer runs in the page of the built book, or with a Python kernel (JupyterLab or Binder).",
+    "print": "On paper, this explorer shows the state the book was computed with. Use it live in the HTML book "
+             "(this page, online or offline) or in this chapter's notebook (JupyterLab or Binder).",
     # chapter 8's language-model explorer (browser.lm_explorer, static/lm-explorer.js, static/book-lm.js)
     "lm_empty": "No prompt: the bars are the model's bets on a sentence's first word. Type French words "
                 "(the corpus's) to see what it expects next.",

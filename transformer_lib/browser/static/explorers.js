@@ -363,7 +363,11 @@
       layout.xaxis = Object.assign({}, axisStyle(), layout.xaxis, { range: [first, last], autorange: false });
       layout.yaxis = Object.assign({}, axisStyle(), layout.yaxis);
       for (const item of [...layout.shapes, ...layout.annotations]) {
-        if ("x0" in item) { item.x0 = current; item.x1 = current; } else { item.x = current; item.text = `step ${current}`; }
+        if ("x0" in item) { item.x0 = current; item.x1 = current; } else {
+          // the label on the side of the line that has room (the axis ends at the last step)
+          const side = 2 * current > first + last ? "right" : "left";
+          Object.assign(item, { x: current, text: `step ${current}`, xanchor: side });
+        }
       }
       if ((curve.clientWidth || 0) < NARROW) {
         layout.legend = { orientation: "h", x: 0, y: -0.3, xanchor: "left", yanchor: "top" };
