@@ -58,8 +58,8 @@
   // figures.decoding_steps.total_log_prob and _bar_text: what beam search ranks a candidate by, its
   // beam's log p plus its own, beside its probability when there are several beams
   const totalLogProb = (beam, p) => beam.log_prob + (p > 0 ? Math.log(p) : -Infinity);
-  function barText(beam, p, mark, scored) {
-    const total = scored && p > 0 ? ` (log p ${totalLogProb(beam, p).toFixed(2)})` : "";
+  function barText(beam, p, mark, scored, narrow) { // narrow: "(-1.23)", the summary says what it is
+    const total = scored && p > 0 ? ` (${narrow ? "" : "log p "}${totalLogProb(beam, p).toFixed(2)})` : "";
     return p.toFixed(2) + total + (mark ? ` \u25c0 ${mark}` : "");
   }
 
@@ -85,7 +85,7 @@
       return {
         type: "bar", orientation: "h", name: `beam ${j + 1}`, x: probs,
         y: beam.candidates.map(([token]) => (many ? `${narrow ? "b" : "beam "}${j + 1}: ${token}` : token)),
-        text: beam.candidates.map(([, p], i) => barText(beam, p, marks[j][i], trace.beam_size > 1)),
+        text: beam.candidates.map(([, p], i) => barText(beam, p, marks[j][i], trace.beam_size > 1, narrow)),
         textposition: "outside", cliponaxis: false,
         // the chosen bar outlined (a shape, not a colour); no hatching: plotly's patterns cost a step 3x the time
         marker: { line: { color: "black", width: marks[j].map((m) => (m === CHOSEN ? 2.5 : 0)) } },
@@ -124,7 +124,7 @@
     });
     if (narrow) {
       for (const layout of [barLayout, crossLayout]) Object.assign(layout.margin, { r: 10, t: 80, b: 50 });
-      barLayout.xaxis.range = [0, trace.beam_size > 1 ? 2.9 : 1.9]; // room for "0.95 (log p -1.23) ◀ chosen"
+      barLayout.xaxis.range = [0, trace.beam_size > 1 ? 2.9 : 1.9]; // room for "0.95 (-1.23) ◀ chosen"
       barLayout.xaxis.tickvals = [0, 0.5, 1];
       crossLayout.coloraxis.colorbar.thickness = 12;
     }
