@@ -106,7 +106,7 @@
     const cells = narrow ? [[0, 0], [1, 0], [2, 0], [3, 0]] : [[0, 0], [0, 1], [1, 0], [1, 1]];
     const rows = narrow ? 4 : 2;
     const cols = narrow ? 1 : 2;
-    const hs = 0.12;
+    const hs = narrow ? 0.12 : 0.2; // wide: room between the columns for a colour scale and the next y axis
     // gaps between rows (paper fraction); when narrow, the legend goes under the waves: a wider gap there
     const gaps = narrow ? [0.13, 0.075, 0.075] : [0.14];
     const w = (1 - hs * (cols - 1)) / cols;
@@ -117,7 +117,9 @@
     const layout = baseLayout({
       height: narrow ? 1500 : 820,
       title: { text: narrow ? `Positional encodings,<br>d_model = ${d}` : `Positional encodings, d_model = ${d}` },
-      legend: { font: { size: 11 } }, annotations: [],
+      // wide: the legend in rows under the figure, clear of the colour scales beside the panels
+      legend: { font: { size: 11 }, orientation: "h", x: 0, y: -0.1, yanchor: "top" }, annotations: [],
+      margin: Object.assign({}, theme().layout.margin, { b: 110 }),
     });
     if (narrow) {
       layout.margin = { l: 55, r: 45, t: 110, b: 50 }; // r: the colour scales
