@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from transformer_lib.browser.explorers import AttentionExplorer, reading_notes
+from transformer_lib.browser.theme import MESSAGES
 from transformer_lib.capture import capture_translation
 from transformer_lib.decoding import Translation, translate
 from transformer_lib.models import Transformer
@@ -69,8 +70,9 @@ def test_unknown_words_become_unk_with_a_note(model: Transformer) -> None:
     assert capture_translation(model, result, SRC, TGT).src_tokens[0][1] == "<unk>"
     assert result.unknown_words == ["zebra", "zebra", "quux"]
     notes = reading_notes(result, SRC)
-    assert len(notes) == 1
+    assert len(notes) == 2  # the words read as <unk>, then that what stands for them is a guess
     assert "“zebra”, “quux”" in notes[0] and "<unk>" in notes[0]
+    assert notes[1] == MESSAGES["unknown_guess"].format(words="“zebra”, “quux”")
 
 
 def test_the_explorer_reads_a_long_sentence_up_to_max_len_and_says_so(model: Transformer) -> None:

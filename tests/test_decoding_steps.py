@@ -20,10 +20,19 @@ from transformer_lib.browser.model import MANIFEST_FILE, browser_model_files
 from transformer_lib.browser.page import translation_payload
 from transformer_lib.browser.stepper import DecodingStepper
 from transformer_lib.browser.theme import MESSAGES
-from transformer_lib.capture import capture_translation
+from transformer_lib.capture import capture_translation, keep_attention_weights
 from transformer_lib.decoding import BeamStep, beam_search, default_max_len, greedy_decode, length_penalty, translate
 from transformer_lib.decoding_steps import trace_decoding, trace_translation
-from transformer_lib.figures.decoding_steps import CHOSEN, ENDS, KEPT, candidate_marks, step_figures, step_summary_html
+from transformer_lib.figures.decoding_steps import (
+    CHOSEN,
+    ENDS,
+    KEPT,
+    beam_rule_html,
+    candidate_marks,
+    step_figures,
+    step_summary_html,
+    total_log_prob,
+)
 from transformer_lib.pretrained import book_corpus, book_model
 
 from .seq2seq_toys import EOS, SOS, VOCAB, tiny_model
@@ -165,3 +174,42 @@ def test_the_kernels_stepper_steps_and_never_raises(checkpoint) -> None:
         assert _text(stepper.messages.value) == expected and stepper.trace is None
     with pytest.raises(ValueError, match="beam_size"):
         DecodingStepper(model, src_vocab, tgt_vocab, beam_size=5)
+
+
+def test_the_stepper_shows_the_totals_and_scores_beam_search_ranks_by(checkpoint) -> None:
+    """Beside each bar, the candidate's total log p: for every extension kept, the number beam_search
+    itself ranked it by; the ended hypotheses' scores are beam_search's; the rule is said in the summary.
+    And the reason it is needed: somewhere a lower bar is kept while a higher one is dropped."""
+    model, src_vocab, tgt_vocab = checkpoint.model, checkpoint.src_vocab, checkpoint.tgt_vocab
+    sentences = [src for src, _ in book_corpus().test[:6]]
+    lower_kept_over_higher = False
+    for sentence in sentences:
+        trace = trace_translation(model, sentence, src_vocab, tgt_vocab, beam_size=3)
+        for n, record in enumerate(trace.steps, start=1):
+            bars = step_figures(trace, n)[0]
+            assert beam_rule_html(trace) in step_summary_html(trace, n) and "3 highest totals" in beam_rule_html(trace)
+            kept_probs, dropped_probs = [], []
+            for kept in record["kept"]:
+                beam = record["beams"][kept["beam"]]
+                [p] = [p for token, p in beam["candidates"] if token == kept["tokens"][-1]]
+                assert total_log_prob(beam, p) == pytest.approx(kept["log_prob"], abs=1e-9)
+                i = [token for token, _ in beam["candidates"]].index(kept["tokens"][-1])
+                assert f"(log p {kept['log_prob']:.2f})" in bars.data[kept["beam"]].text[i]
+                kept_probs.append(p)
+            kept_pairs = {(k["beam"], k["tokens"][-1]) for k in record["kept"]}
+            for j, beam in enumerate(record["beams"]):
+                dropped_probs += [p for token, p in beam["candidates"] if (j, token) not in kept_pairs
+                                  and token != "<eos>"]
+            if kept_probs and dropped_probs and min(kept_probs) < max(dropped_probs):
+                lower_kept_over_higher = True
+        with keep_attention_weights(model):  # the trace's attention path (weights kept), so its float32 sums
+            hypotheses = beam_search(model, torch.tensor([src_vocab.encode(sentence)]), sos_id=tgt_vocab.sos_id,
+                                     eos_id=tgt_vocab.eos_id, max_len=trace.max_len, beam_size=3, alpha=trace.alpha,
+                                     pad_id=tgt_vocab.pad_id)
+        ended = [f for record in trace.steps for f in record["finished"]]
+        best = max(ended, key=lambda f: f["score"])
+        assert best["score"] == pytest.approx(hypotheses[0].score, abs=1e-9)
+        assert best["tokens"] == trace.tokens == [tgt_vocab.itos[i] for i in hypotheses[0].tokens]
+    assert lower_kept_over_higher
+    greedy = trace_translation(model, sentences[0], src_vocab, tgt_vocab, beam_size=1)
+    assert beam_rule_html(greedy) == "" and "log p" not in "".join(step_figures(greedy, 1)[0].data[0].text)

@@ -9,6 +9,7 @@ import pytest
 
 from transformer_lib.browser import explorers
 from transformer_lib.browser.explorers import AttentionExplorer, PositionalEncodingExplorer
+from transformer_lib.browser.theme import MESSAGES
 from transformer_lib.capture import capture_translation
 from transformer_lib.decoding import translate
 from transformer_lib.figures.display import PLOTLY_MIMETYPE
@@ -119,6 +120,7 @@ def test_positional_explorer_reports_bad_choices_and_keeps_working() -> None:
     explorer.dims.value = (0, 31)  # 32 waves: too many for one plot
     assert "Dimensions 0 to 31 are 32 waves; at most 16 fit in one plot" in explorer.messages.value
     assert re.search(r"choose a shorter range\.</div>", explorer.messages.value)  # a sentence, with its full stop
+    assert explorer.messages.value.endswith(f"{MESSAGES['stale']}</div>")  # the figure that stays is the last good one
     explorer.dims.value = (4, 9)
     assert explorer.messages.value == ""
     figure = explorer.figure.outputs[0]["data"][PLOTLY_MIMETYPE]

@@ -38,7 +38,7 @@ import torch
 from transformer_lib.browser.lm_explorer import LanguageModelExplorer, read_lm_settings
 from transformer_lib.browser.model import LM_STEM, file_names, write_book_lm
 from transformer_lib.browser.page import LIVE_SCRIPTS, LM_SCRIPTS
-from transformer_lib.browser.theme import theme_json
+from transformer_lib.browser.theme import MESSAGES, theme_json
 from transformer_lib.capture import capture_attention
 from transformer_lib.figures.sampling import next_word_figure
 from transformer_lib.language_model import never_drawn, next_word_probs, sample_sentences
@@ -350,7 +350,9 @@ def test_the_kernel_explorer_shows_messages_never_a_traceback(lm) -> None:
         good = explorer.seed.value if control is not explorer.seed else "0"
         control.value = value
         assert text(explorer.messages).startswith(message), text(explorer.messages)
-        assert explorer.bars.outputs and explorer.attention.outputs  # the last good figures stay, as in the page
+        assert explorer.bars.outputs and explorer.attention.outputs  # the last good figures stay, as in the page,
+        assert text(explorer.messages).endswith(MESSAGES["stale"])  # said to be stale,
+        assert explorer.output_text.value == ""  # and the last continuation goes
         control.value = "" if control is explorer.top_k else ("0" if control is explorer.seed else "nous")
         assert "must" not in text(explorer.messages) and good
     explorer.head.value = 1
@@ -454,6 +456,8 @@ def test_the_explorer_is_live_offline_and_says_what_is_wrong(lm, browser, lm_url
         page.wait_for_function("() => document.querySelector('.tc-lm .tc-messages .tc-error')", timeout=10_000)
         too_long = explorer.locator(".tc-messages").inner_text()
         still = _title(page, "tc-lm-bars")
+        continuation_after_refusal = explorer.locator(".tc-output").inner_text()
+        stale = page.evaluate("() => [...document.querySelectorAll('.tc-lm .tc-figure.tc-stale')].length")
         box.fill("")
         box.press("Enter")
         page.wait_for_function("() => document.querySelector('.tc-lm .tc-messages .tc-info')", timeout=10_000)
@@ -478,11 +482,13 @@ def test_the_explorer_is_live_offline_and_says_what_is_wrong(lm, browser, lm_url
         try:
             read_lm_settings(1.05, value if label == "Top-k" else "", 0.9, value if label == "Seed" else "0")
         except ValueError as err:
-            assert message.strip() == str(err).split(": ", 1)[1], (label, value)
+            assert message.strip().splitlines() == [str(err).split(": ", 1)[1], MESSAGES["stale"]], (label, value)
         else:
             raise AssertionError(f"{label} {value!r}: the kernel accepts it")
-    assert too_long.strip() == "The prompt is 64 words long, but this model reads at most 63 after <sos>: shorten it."
-    assert still == bars_before_error  # the last good figure stays while an error shows
+    assert too_long.strip().splitlines() == [
+        "The prompt is 64 words long, but this model reads at most 63 after <sos>: shorten it.", MESSAGES["stale"]]
+    assert still == bars_before_error  # the last good figure stays while an error shows, marked stale,
+    assert stale == 2 and continuation_after_refusal == ""  # and the last prompt's continuation goes
     assert empty.strip().startswith("No prompt: the bars are the model's bets")
     assert all(urlparse(u).hostname == "127.0.0.1" for u in visit.requests if urlparse(u).scheme.startswith("http"))
 

@@ -25,7 +25,7 @@ import torch
 from transformer_lib.browser.explorers import AttentionExplorer, PositionalEncodingExplorer, reading_notes
 from transformer_lib.browser.model import MANIFEST_FILE, WEIGHTS_FILE, browser_model_files, read_weights
 from transformer_lib.browser.page import LIVE_SCRIPTS, live_explorer_html
-from transformer_lib.browser.theme import theme_json
+from transformer_lib.browser.theme import MESSAGES, theme_json
 from transformer_lib.capture import capture_attention
 from transformer_lib.decoding import translate
 from transformer_lib.pretrained import book_corpus, book_model
@@ -351,7 +351,9 @@ def test_the_positional_explorer_says_a_wrong_range_in_words_and_follows_a_resiz
                                ".tcExplorer.figure.layout !== undefined", timeout=20_000)
         page.evaluate("""() => { const e = document.querySelector('.tc-live[data-explorer="positional"]').tcExplorer;
           e.dimFirst.value = String(Number(e.dimLast.value) + 1); e.dimFirst.dispatchEvent(new Event('change')); }""")
+        scales = {1280: _colour_scales(page)}
         message = explorer.locator(".tc-messages").inner_text(timeout=5000)
+        stale = explorer.locator(".tc-figure.tc-stale").count()
         wide = page.evaluate("() => document.querySelector('.tc-live[data-explorer=\"positional\"]')"
                              ".tcExplorer.figure.layout.height")
         page.set_viewport_size({"width": 390, "height": 844})
@@ -362,10 +364,54 @@ def test_the_positional_explorer_says_a_wrong_range_in_words_and_follows_a_resiz
         narrow = page.evaluate("() => document.querySelector('.tc-live[data-explorer=\"positional\"]')"
                                ".tcExplorer.figure.layout.height")
         still = explorer.locator(".tc-messages").inner_text()
+        scales[390] = _colour_scales(page)
     finally:
         visit.close()
     assert not visit.problems, visit.problems
+    refusal, note = message.strip().splitlines()
     assert re.fullmatch(r"The first dimension \(\d+\) is after the last \(\d+\): choose a first dimension no larger "
-                        r"than the last\.", message.strip()), message
+                        r"than the last\.", refusal), message
+    assert note == MESSAGES["stale"] and stale == 1  # the figure that stays is marked as the last good settings
     assert "Expected" not in message and still == message
     assert (wide, narrow) == (820, 1500)  # explorers.js's positional figure: two columns, then one
+    for width, (count, inside) in scales.items():  # a colour scale for each heatmap, inside the figure
+        assert count == 3 and inside, (width, count)
+
+
+def _colour_scales(page) -> tuple[int, bool]:
+    """The positional explorer's colour bars: how many, and whether all lie inside the figure's box."""
+    return tuple(page.evaluate("""() => {
+      const figure = document.querySelector('.tc-positional .tc-figure');
+      const box = figure.getBoundingClientRect();
+      const bars = [...figure.querySelectorAll('.colorbar')].map((bar) => bar.getBoundingClientRect());
+      return [bars.length, bars.every((b) => b.left >= box.left && b.right <= box.right + 0.5)];
+    }"""))
+
+
+def test_the_page_says_what_the_kernel_says_of_digits_repeats_french_and_unknown_words(
+        checkpoint, browser, live_url: str) -> None:
+    """Digits alone are named as digits (not punctuation); a repeated word, French typed into the
+    translator and an unknown word (the cause of the filler the model writes in its place) get the
+    kernel explorer's notes, word for word, in the page."""
+    model, src_vocab, tgt_vocab = checkpoint.model, checkpoint.src_vocab, checkpoint.tgt_vocab
+    typed = ["the the the the the", "le chat dort", "the zebra sleeps", "The 2 dogs sleep"]
+    kernel = {text: AttentionExplorer(model, src_vocab, tgt_vocab, sentence=text).notes for text in typed}
+    digits = _text(AttentionExplorer(model, src_vocab, tgt_vocab, sentence="123 456").messages.value)
+    visit = Visit(browser, live_url)
+    try:
+        in_page = dict(zip(typed, _translate_in_page(visit.page, typed), strict=True))
+        digit_error = _reader_error(visit.page, "123 456")
+        punctuation_error = _reader_error(visit.page, "?! ...")
+    finally:
+        visit.close()
+    assert not visit.problems, visit.problems
+    for text in typed:
+        assert in_page[text]["notes"] == kernel[text], text
+    assert MESSAGES["repeated_word"] in kernel["the the the the the"]
+    quoted = "\u201cle\u201d, \u201cchat\u201d, \u201cdort\u201d"
+    assert MESSAGES["french"].format(words=quoted) in kernel["le chat dort"]
+    assert MESSAGES["unknown_guess"].format(words="\u201czebra\u201d") in kernel["the zebra sleeps"]
+    french = MESSAGES["french"].split("{")[0]
+    assert not any(n.startswith(french) or n == MESSAGES["repeated_word"] for n in kernel["the zebra sleeps"])
+    assert digit_error["message"] == MESSAGES["no_words_digits"] and digits == MESSAGES["no_words_digits"] + "."
+    assert punctuation_error["message"] == MESSAGES["no_words"]

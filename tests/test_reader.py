@@ -274,6 +274,77 @@ def test_the_whole_book_prints_to_one_pdf(site: Path, tmp_path: Path, browser) -
     assert pages > 10 * len(chapters) // 2, f"{pages} pages for {len(chapters)} chapters"
     assert b"/URI (https://arxiv.org" in data or b"/URI(https://arxiv.org" in data  # links kept
     assert not (site / build_pdf.PRINT_PAGE).exists()  # the print page does not stay in the site
+    _check_the_printed_pages(pdf, site, build_pdf)
+
+
+PRINT_DPI = 36  # enough to see a colour bar cut at the page's edge; 225 pages in seconds
+DEAD_CONTROLS = ("\u25c0 previous step", "next step \u25b6", "Next seed", "Beam size", "Training step")
+
+
+def _check_the_printed_pages(pdf: Path, site: Path, build_pdf) -> None:
+    """Each PDF page rendered to an image (poppler's pdftoppm, tools/setup-browser.sh installs it): the ink
+    of every page lies inside the text width the print's margins leave (an explorer's colour bar cut at the
+    paper's edge went past it). Each explorer prints as its figure with the line saying where to use it
+    live, and none of its controls (they do nothing on paper). Three explorer pages go to screenshots/."""
+    import shutil
+    import subprocess
+
+    import numpy as np
+
+    from transformer_lib.browser.theme import MESSAGES
+
+    for tool in ("pdftoppm", "pdftotext"):
+        assert shutil.which(tool), f"{tool}: not found (apt-get install -y poppler-utils; tools/setup-browser.sh)"
+    folder = pdf.parent / "pages"
+    folder.mkdir()
+    subprocess.run(["pdftoppm", "-r", str(PRINT_DPI), "-gray", str(pdf), str(folder / "p")], check=True)
+    px_per_mm = PRINT_DPI / 25.4
+    outside = []
+    images = sorted(folder.glob("p-*.pgm"), key=lambda path: int(path.stem.split("-")[1]))
+    for path in images:
+        ink = _pgm(path) < 200  # (rows, columns): darker than light grey
+        width_px = ink.shape[1]
+        assert abs(width_px - build_pdf.PAGE_MM[0] * px_per_mm) <= 1.5  # an A4 page
+        columns = np.flatnonzero(ink.any(axis=0))
+        if not columns.size:
+            continue
+        left, right = columns[0], width_px - 1 - columns[-1]  # px of paper left blank at each side
+        margins = [build_pdf.MARGINS_MM[side] * px_per_mm - 1.5 for side in ("left", "right")]  # 1.5 px: rounding
+        if left < margins[0] or right < margins[1]:
+            outside.append(f"page {path.stem.split('-')[1]}: blank {left / px_per_mm:.1f} mm left, "
+                           f"{right / px_per_mm:.1f} mm right")
+    assert len(images) > 10 and not outside, outside[:20]
+    text = subprocess.run(["pdftotext", "-layout", str(pdf), "-"], check=True, capture_output=True,
+                          text=True).stdout.split("\f")
+    explorers = sum((site / f"{page}.html").read_text(encoding="utf-8").count('<div class="tc-live" data-explorer=')
+                    for page in build_pdf.toc_pages())
+    first_words = " ".join(MESSAGES["print"].split()[:6])  # pdftotext breaks the line where the PDF does
+    notes = {n: " ".join(page.split()).count(first_words) for n, page in enumerate(text, start=1)}
+    noted = [n for n, count in notes.items() if count]
+    assert explorers >= 3 and sum(notes.values()) == explorers, (explorers, noted)
+    dead = [(n, label) for n, page in enumerate(text, start=1) for label in DEAD_CONTROLS if label in page]
+    assert not dead, f"controls printed on paper: {dead}"
+    SCREENSHOTS.mkdir(exist_ok=True)
+    for n in noted[:3]:
+        subprocess.run(["pdftoppm", "-r", "60", "-png", "-singlefile", "-f", str(n), "-l", str(n), str(pdf),
+                        str(SCREENSHOTS / f"pdf-explorer-page-{n}")], check=True)
+
+
+def _pgm(path: Path):
+    """A binary PGM (pdftoppm -gray) as a (rows, columns) uint8 array."""
+    import numpy as np
+
+    data = path.read_bytes()
+    fields, at = [], 0
+    while len(fields) < 4:  # P5, width, height, maximum
+        while data[at:at + 1].isspace():
+            at += 1
+        start = at
+        while not data[at:at + 1].isspace():
+            at += 1
+        fields.append(data[start:at])
+    width, height = int(fields[1]), int(fields[2])
+    return np.frombuffer(data, dtype=np.uint8, count=width * height, offset=at + 1).reshape(height, width)
 
 
 def _pdf_text(token: bytes) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 import nbformat
@@ -58,3 +59,32 @@ def test_theme_markup_is_named_by_what_it_shows() -> None:
     fixed = reader_view.fix_page_markup(page)
     assert "aria-label" not in fixed and 'title="Search"' in fixed
     assert "<summary>" in fixed and "<td></td><th>score</th>" in fixed
+
+
+def test_the_skip_links_are_written_into_the_page() -> None:
+    """The build writes the skip links (first in the body, in page order) to each explorer and to the
+    keyboard controls of each figure with a menu or a slider, under the names reader.js gives them,
+    so that they are there before any script runs; a figure without controls gets none."""
+    page = ('<html><body class="b"><a class="skip-link" href="#main">Skip</a>'
+            '<div class="tc-live" data-explorer="attention"><script class="tc-live-state">{}</script></div>'
+            '<div id="f1" class="plotly-graph-div"></div><script>if (document.getElementById("f1")) '
+            '{ Plotly.newPlot( "f1", [{"x": [1]}], {"title": {"text": "A <b>menu</b>, then ' + "x" * 80 + '"}, '
+            '"updatemenus": [{"buttons": []}]}, {"responsive": true}) }</script>'
+            '<div id="f2" class="plotly-graph-div"></div>'
+            '<script>Plotly.newPlot("f2", [], {"title": "plain"}, {})</script>'
+            '<div class="tc-live" data-explorer="stepper"></div></body></html>')
+    fixed = reader_view.fix_page_markup(page)
+    nav = fixed[fixed.index("<body"):fixed.index("</nav>")]
+    links = [(href, text) for href, text in re.findall(r'<a href="#([^"]+)">([^<]+)</a>', nav)]
+    title = ("A menu , then " + "x" * 80)[:67] + "\u2026"
+    assert links == [("tc-interactive-1", "Skip to the attention explorer"),
+                     ("tc-keys-f1", f"Skip to the controls of the figure \u201c{title}\u201d"),
+                     ("tc-interactive-2", "Skip to the decoding stepper")]
+    assert fixed.index('<nav class="tc-skip"') < fixed.index('class="skip-link"')  # first in the Tab order
+    assert 'data-explorer="attention" id="tc-interactive-1"' in fixed and "tc-keys-f2" not in fixed
+    assert reader_view.fix_page_markup(fixed) == fixed  # once
+    assert "tc-skip" not in reader_view.fix_page_markup("<html><body><p>no explorer</p></body></html>")
+    reader_js = (ROOT / "book" / "_static" / "reader.js").read_text()
+    for name in reader_view.EXPLORERS.values():  # the script's names: it keeps the build's links
+        assert f'"{name}"' in reader_js
+    assert "Skip to the controls of the figure" in reader_js

@@ -14,6 +14,7 @@ leaves 127.0.0.1.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -162,7 +163,7 @@ def test_the_step_slider_works_by_keyboard(checkpoints, browser, url: str, width
             if index != len(STEPS) - 1:
                 slider.press("ArrowLeft")
             step = STEPS[index]
-            text = f"Model output: {expected[step].text} ("
+            text = f"Model output (step {step}): {expected[step].text} ("
             page.wait_for_function(
                 "(t) => document.querySelector('.tc-attention .tc-output').textContent.startsWith(t)",
                 arg=text, timeout=30_000)
@@ -176,6 +177,9 @@ def test_the_step_slider_works_by_keyboard(checkpoints, browser, url: str, width
                                   " Array.from(c.querySelectorAll('.annotation-text')).map((n) => n.textContent)]; }")
             outputs[step] = (slider.get_attribute("aria-valuetext"), label)
         overflow = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        stops = _stops_against_the_curve(page)
+        clicked = _click_each_snapshot(page)
+        in_view = _in_view_with_the_maps(page)
         SCREENSHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / f"replay-{width}.png"), full_page=True)
     finally:
@@ -188,7 +192,80 @@ def test_the_step_slider_works_by_keyboard(checkpoints, browser, url: str, width
         assert valuetext == f"step {step} of {STEPS[-1]}"
         assert on_axis and labels == [f"step {step}"], (step, labels)
     assert overflow <= 0, f"{overflow} px wider than the {width} px window"
+    # the slider on the curve's step axis: the thumb's centre at each snapshot over its diamond, and a
+    # click over a diamond picks that snapshot
+    assert [s for s, _, _ in stops] == STEPS
+    for step, thumb, diamond in stops:
+        assert abs(thumb - diamond) <= 1.5, f"step {step}: thumb at {thumb:.1f} px, its diamond at {diamond:.1f} px"
+    assert clicked == STEPS
+    if width < 720:  # a phone: with the maps in view, so are the slider and the output line naming the step
+        assert in_view == {"slider": True, "output": True, "maps": True}, in_view
     assert all(u.startswith("http://127.0.0.1") for u in visit.requests if u.startswith("http"))
+
+
+def _stops_against_the_curve(page) -> list[tuple[int, float, float]]:
+    """For each snapshot, picked by keyboard: (its step, the slider thumb's centre, its diamond's centre), in
+    px from the page's left. The thumb's centre is where Chromium draws it: half a thumb in from the
+    track's end, then the value's fraction of the rest (explorers.css sets the thumb's width); the
+    clicks of _click_each_snapshot check the same placement without this arithmetic."""
+    out = []
+    slider = page.locator(".tc-attention .tc-replay-track input[type=range]")
+    slider.focus()
+    slider.press("Home")
+    for index, step in enumerate(STEPS):
+        if index:
+            slider.press("ArrowRight")
+        page.wait_for_function("(s) => document.querySelector('.tc-curve')._fullLayout.shapes[0].x0 === s",
+                               arg=step)
+        page.wait_for_timeout(100)
+        out.append(tuple(page.evaluate("""([step, steps, thumbPx]) => {
+          const input = document.querySelector('.tc-attention .tc-replay-track input[type=range]');
+          const box = input.getBoundingClientRect();
+          const thumb = thumbPx;
+          const [min, max] = [Number(input.min), Number(input.max)];
+          const centre = box.left + thumb / 2 + (Number(input.value) - min) / (max - min) * (box.width - thumb);
+          const diamonds = document.querySelectorAll('.tc-curve .scatterlayer .trace')[2].querySelectorAll('.point');
+          const d = [...diamonds].map((p) => p.getBoundingClientRect()).map((b) => b.left + b.width / 2);
+          return [Number(input.value), centre, d[steps.indexOf(step)]];
+        }""", [step, STEPS, _thumb_px()])))
+    return out
+
+
+def _thumb_px() -> float:
+    """The replay slider's thumb width, as explorers.css sets it (Chromium gives no computed style of it)."""
+    from importlib import resources
+
+    css = (resources.files("transformer_lib.browser") / "static" / "explorers.css").read_text()
+    rule = re.search(r"tc-replay-track input\[type=\"range\"\]::-webkit-slider-thumb \{([^}]*)\}", css).group(1)
+    return float(re.search(r"(?<![-\w])width: (\d+)px", rule).group(1))
+
+
+def _click_each_snapshot(page) -> list[int]:
+    """Click the slider's track straight under each snapshot's diamond; return the steps it then shows."""
+    picked = []
+    slider = page.locator(".tc-attention .tc-replay-track input[type=range]")
+    box = slider.bounding_box()
+    diamonds = page.evaluate("() => [...document.querySelectorAll('.tc-curve .scatterlayer .trace')[2]"
+                             ".querySelectorAll('.point')].map((p) => { const b = p.getBoundingClientRect();"
+                             " return b.left + b.width / 2; })")
+    for x in diamonds:
+        page.mouse.click(x, box["y"] + box["height"] / 2)
+        picked.append(int(slider.input_value()))
+    return picked
+
+
+def _in_view_with_the_maps(page) -> dict:
+    """Scroll the maps into view, as a reader dragging the slider wants to: what is then on screen."""
+    page.evaluate("() => document.querySelector('.tc-attention .tc-figure:not(.tc-curve)').scrollIntoView()")
+    page.wait_for_timeout(200)
+    return page.evaluate("""() => {
+      const seen = (node) => { const b = node.getBoundingClientRect();
+        return b.top >= 0 && b.bottom <= window.innerHeight && b.height > 0; };
+      const maps = document.querySelector('.tc-attention .tc-figure:not(.tc-curve)').getBoundingClientRect();
+      return { slider: seen(document.querySelector('.tc-attention .tc-replay-track input')),
+               output: seen(document.querySelector('.tc-attention .tc-output')),
+               maps: maps.top < window.innerHeight && maps.bottom > 0 };
+    }""")
 
 
 def test_replay_state_keeps_any_sentence_inside_its_script() -> None:

@@ -33,13 +33,14 @@ from bs4 import BeautifulSoup
 ROOT = Path(__file__).resolve().parent.parent
 PDF_NAME = "the-transformer-computed.pdf"
 PRINT_PAGE = "_print.html"
-VIEWPORT = {"width": 760, "height": 1000}  # about A4's text width at 96 px per inch: figures drawn at print size
+PAGE_MM, MARGINS_MM = (210, 297), {"top": 16, "bottom": 18, "left": 14, "right": 14}  # A4, the print's margins
+# A4's text width at 96 px per inch (687 px): the figures are drawn at the size they print, none wider
+VIEWPORT = {"width": int((PAGE_MM[0] - MARGINS_MM["left"] - MARGINS_MM["right"]) / 25.4 * 96), "height": 1000}
 PLOTLY_SCRIPTS = ("vendor/plotly/plotly-book.min.js", "plotly-config.js")  # then the live scripts, under live/
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
-PRINT_CSS = """
-@page { size: A4; margin: 16mm 14mm 18mm 14mm; }
+PRINT_CSS = ("@page {{ size: A4; margin: {top}mm {right}mm {bottom}mm {left}mm; }}".format(**MARGINS_MM) + """
 body { margin: 0; padding: 0 0.5em; font-size: 11pt; }
 .tc-chapter { break-before: page; }
 .tc-cover { text-align: center; padding-top: 30vh; }
@@ -48,13 +49,13 @@ body { margin: 0; padding: 0 0.5em; font-size: 11pt; }
 .js-plotly-plot, .plotly-graph-div, .tc-figure, figure, img, .cell_output .output { break-inside: avoid; }
 h1, h2, h3 { break-after: avoid; }
 /* what only a screen uses: plotly's toolbar, the keyboard rows that repeat a figure's menus, the
-   copy buttons, the skip links, the explorers' text boxes stay (they show their first state) */
+   copy buttons, the skip links (the explorers' controls: their own print rules, explorers.css) */
 .modebar-container, .tc-keys, .copybtn, .tc-skip, .headerlink, .tc-scroll-cue { display: none !important; }
 .tc-figure-scroll { overflow: visible !important; }
 .tc-figure-scroll svg { min-width: 0 !important; }
 a { color: #1b4f72; }
 div.highlight pre { white-space: pre-wrap; }
-"""
+""")
 
 DRAWN_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].every(p => p.querySelector('.main-svg'))"""
 # a figure that drew nothing: no trace (line, bar, heatmap image) in its SVG
@@ -224,7 +225,7 @@ def _print(browser, base: str, output: Path) -> None:
                  display_header_footer=True, header_template="<span></span>",
                  footer_template='<div style="font-size:8pt;width:100%;text-align:center;color:#555">'
                                  '<span class="pageNumber"></span> / <span class="totalPages"></span></div>',
-                 margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"})
+                 margin={side: f"{mm}mm" for side, mm in MARGINS_MM.items()})
     finally:
         page.close()
 

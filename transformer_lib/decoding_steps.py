@@ -54,6 +54,7 @@ class SearchTrace:
     steps: list[dict] = field(default_factory=list)
     tokens: list[str] = field(default_factory=list)  # the best hypothesis, without <eos>
     ended: bool = False  # the best hypothesis ended with <eos> (False: cut at max_len)
+    alpha: float = 0.6  # the length penalty's exponent the finished hypotheses were scored with
 
     def __len__(self) -> int:
         return len(self.steps)
@@ -102,7 +103,7 @@ def trace_decoding(
         raise TypeError(f"model: expected a Transformer (decoder layers with cross_attn), got {type(model).__name__}")
     if src_itos is not None:
         check_token_list("src_itos", src_itos)
-    trace = SearchTrace(beam_size, max_len, [])
+    trace = SearchTrace(beam_size, max_len, [], alpha=float(alpha))
     ended_with_eos = []  # beam_search's own hypotheses: the best is one of them, or was cut at max_len
 
     def record(seen: BeamStep) -> None:

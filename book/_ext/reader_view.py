@@ -19,12 +19,16 @@ And in every written page:
   what it shows;
 * the empty top-left header cell of a pandas table is a data cell (an empty header names nothing).
 
-``reader.js`` (every page) adds the skip links to each explorer and figure's keyboard controls.
+* skip links to each explorer and to each figure's keyboard controls, first in the page's Tab order
+  (``skip_links``): in the HTML itself, so that they are there from the reader's first key press;
+  ``reader.js`` (every page) keeps them, adds any part a script makes later (bertviz's button) and
+  moves the focus to the first control of the part a link names.
 """
 
 from __future__ import annotations
 
 import ast
+import html
 import json
 import re
 from pathlib import Path
@@ -78,10 +82,71 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
     source[0] = json.dumps(reader_notebook(json.loads(source[0])), ensure_ascii=False)
 
 
+# reader.js's names for the parts it links to (its EXPLORERS and label(), which keep these links when equal)
+EXPLORERS = {"attention": "the attention explorer", "positional": "the positional-encoding explorer",
+             "lm": "the language-model explorer", "stepper": "the decoding stepper"}
+LIVE_DIV = re.compile(r'<div class="tc-live" data-explorer="([a-z]+)">')
+NEW_PLOT = re.compile(r'Plotly\.newPlot\(\s*"([^"]+)",\s*')
+BETWEEN = re.compile(r"[\s,]*")
+BODY = re.compile(r"<body[^>]*>")
+TITLE_CHARS = 70  # reader.js's figureTitle: a longer title is cut, with an ellipsis
+
+
+def _plain(text: object) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", str(text or "")).split())
+
+
+def _figure_controls(text: str) -> list[tuple[int, str, str]]:
+    """(position, id, title) of each plotly figure with dropdowns or sliders (plotly-config.js gives these
+    keyboard controls, in a row with the id ``tc-keys-<figure id>``)."""
+    found = []
+    decoder = json.JSONDecoder()
+    for call in NEW_PLOT.finditer(text):
+        try:
+            _, end = decoder.raw_decode(text, call.end())  # the traces
+            layout, _ = decoder.raw_decode(text, BETWEEN.match(text, end).end())
+        except ValueError:
+            continue
+        if not isinstance(layout, dict) or not (layout.get("updatemenus") or layout.get("sliders")):
+            continue
+        title = layout.get("title")
+        title = _plain(title.get("text") if isinstance(title, dict) else title)
+        if len(title) > TITLE_CHARS:
+            title = title[:TITLE_CHARS - 3] + "\u2026"
+        found.append((text.find(f'id="{call.group(1)}"'), f"tc-keys-{call.group(1)}", title))
+    return found
+
+
+def skip_links(text: str) -> str:
+    """``text`` (a written page) with a ``nav.tc-skip`` of links to its explorers and its figures'
+    keyboard controls, in page order, first in the body (none where the page has none)."""
+    if 'class="tc-skip"' in text or not BODY.search(text):
+        return text
+    parts, counter = [], 0
+
+    def name(match: re.Match) -> str:
+        nonlocal counter
+        counter += 1
+        label = f"Skip to {EXPLORERS.get(match.group(1), 'the explorer')}"
+        parts.append((match.start(), f"tc-interactive-{counter}", label))
+        return f'<div class="tc-live" data-explorer="{match.group(1)}" id="tc-interactive-{counter}">'
+
+    text = LIVE_DIV.sub(name, text)
+    for position, target, title in _figure_controls(text):
+        named = f" \u201c{title}\u201d" if title else ""
+        parts.append((position, target, f"Skip to the controls of the figure{named}"))
+    if not parts:
+        return text
+    links = "".join(f'<a href="#{target}">{html.escape(label)}</a>' for _, target, label in sorted(parts))
+    nav = f'<nav class="tc-skip" aria-label="Interactive parts of this page">{links}</nav>'
+    body = BODY.search(text)
+    return text[:body.end()] + nav + text[body.end():]
+
+
 def fix_page_markup(text: str) -> str:
     text = SEARCH_BUTTON.sub(r"\1", text)
     text = text.replace(FOLD_SUMMARY, "<summary>")
-    return EMPTY_HEADER.sub("<td></td>", text)
+    return skip_links(EMPTY_HEADER.sub("<td></td>", text))
 
 
 def fix_written_pages(app: Sphinx, exception: Exception | None) -> None:

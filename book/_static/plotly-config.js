@@ -113,6 +113,7 @@
     const row = document.createElement("div");
     row.className = "tc-keys";
     row.setAttribute("data-for", gd.id);
+    row.id = `tc-keys-${gd.id}`; // the target of the skip link the build wrote (book/_ext/reader_view.py)
     for (const control of controls) {
       const label = document.createElement("label");
       const select = document.createElement("select");

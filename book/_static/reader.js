@@ -1,14 +1,18 @@
 /* Keyboard reach on every page (book/_ext/reader_view.py adds this script):
  * - skip links, first in the page's Tab order and shown when focused, to each explorer and to each
  *   figure's keyboard controls (book/_static/plotly-config.js), so that none is more than a few Tab
- *   presses from the top; Enter on one moves the focus to the first control there;
+ *   presses from the top; Enter on one moves the focus to the first control there. The build writes
+ *   them into the page (reader_view.skip_links, the same names): this script keeps them while they
+ *   name the page's parts, and writes them again when a script adds one (bertviz's button);
  * - plotly's toolbar buttons (zoom, pan, save as PNG: seven per chart) are taken out of the Tab
  *   order: they sat between the reader and the controls, and they only act with a pointer. */
 (function () {
   "use strict";
   const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea, [tabindex]:not([tabindex="-1"])';
   const GROUPS = ".tc-live, .tc-keys, .tc-bertviz-load";
-  const EXPLORERS = { attention: "the attention explorer", positional: "the positional-encoding explorer" };
+  // reader_view.EXPLORERS: the same names, so that the links the build wrote are kept
+  const EXPLORERS = { attention: "the attention explorer", positional: "the positional-encoding explorer",
+    lm: "the language-model explorer", stepper: "the decoding stepper" };
   let nav = null;
   let known = "";
 
@@ -54,17 +58,21 @@
       const link = document.createElement("a");
       link.href = "#" + group.id;
       link.textContent = label(group);
-      link.addEventListener("click", (event) => {
-        const control = firstControl(group);
-        if (!control) return;
-        event.preventDefault();
-        control.scrollIntoView({ block: "center" });
-        control.focus({ preventScroll: true });
-      });
       nav.appendChild(link);
     });
     document.body.insertBefore(nav, document.body.firstChild);
   }
+
+  // A skip link, the build's or this script's: the focus to the first control of the part it names.
+  document.addEventListener("click", (event) => {
+    const link = event.target.closest && event.target.closest("nav.tc-skip a");
+    const group = link && document.getElementById(link.hash.slice(1));
+    const control = group && firstControl(group);
+    if (!control) return;
+    event.preventDefault();
+    control.scrollIntoView({ block: "center" });
+    control.focus({ preventScroll: true });
+  });
 
   function untab() {
     for (const button of document.querySelectorAll('.modebar-btn:not([tabindex="-1"])')) button.setAttribute("tabindex", "-1");
@@ -78,6 +86,8 @@
   }
 
   function start() {
+    nav = document.querySelector("nav.tc-skip"); // the build's links, kept while they name the page's parts
+    known = nav ? [...nav.querySelectorAll("a")].map((a) => a.textContent).join("|") : "";
     later();
     new MutationObserver(later).observe(document.body, { childList: true, subtree: true });
   }

@@ -46,6 +46,12 @@ def _message(text: str, level: str = "info") -> str:
             f'border-radius:4px;margin:2px 0">{html.escape(text)}</div>')
 
 
+def _stale_note(*figures: widgets.Output) -> str:
+    """After a refused input: the note that the figures still shown are the last good input's (as the page's
+    ``markStale``), or nothing when no figure is shown."""
+    return _message(MESSAGES["stale"], "info") if any(f.outputs for f in figures) else ""
+
+
 def _sentence_case(text: str) -> str:
     """An argument check's message as a reader's sentence: a capital, and a full stop at the end."""
     text = text.strip()
@@ -53,21 +59,38 @@ def _sentence_case(text: str) -> str:
 
 
 
-def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int | None = None) -> list[str]:
-    """What the reader should know about how the model read the sentence: unknown words, a
-    sentence longer than the model reads (``typed_tokens``, when the explorer had to cut it), and
-    a one-word sentence (the corpus has none: the model tends to repeat the word)."""
+def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int | None = None,
+                  tgt_vocab: Vocab | None = None) -> list[str]:
+    """What the reader should know about how the model read the sentence: unknown words, and that
+    what the model writes in their place is a guess; words of the target language typed into the
+    translator (with ``tgt_vocab``: unknown words it holds, at least half of the words read); a
+    sentence longer than the model reads (``typed_tokens``, when the explorer had to cut it); and a
+    sentence of one word, or of one word repeated (the corpus has neither: the model tends to
+    repeat). The page's ``bookText.readingNotes`` follows the same rules (tests/test_live_model.py)."""
     notes = []
     if translation.unknown_words:
-        listed = ", ".join(MESSAGES["unknown_word"].format(word=shorten(w))
-                           for w in dict.fromkeys(translation.unknown_words))
+        unknown = list(dict.fromkeys(translation.unknown_words))
+        listed = ", ".join(MESSAGES["unknown_word"].format(word=shorten(w)) for w in unknown)
         notes.append(MESSAGES["unknown"].format(unk=src_vocab.itos[src_vocab.unk_id], words=listed))
+        notes.append(MESSAGES["unknown_guess"].format(words=listed))
+        target = [w for w in unknown if tgt_vocab is not None and w in tgt_vocab.stoi]
+        typed_target = [w for w in translation.unknown_words if w in target]
+        if target and 2 * len(typed_target) >= len(translation.src_ids):
+            notes.append(MESSAGES["french"].format(
+                words=", ".join(MESSAGES["unknown_word"].format(word=shorten(w)) for w in target)))
     read = len(translation.src_ids)
     if typed_tokens is not None and typed_tokens > read:
         notes.append(MESSAGES["too_long"].format(typed=typed_tokens, read=read))
     if read == 1:
         notes.append(MESSAGES["one_word"])
+    elif not translation.unknown_words and len(set(translation.src_ids)) == 1:
+        notes.append(MESSAGES["repeated_word"])
     return notes
+
+
+def no_words_message(typed: str) -> str:
+    """Why a typed text left no words to read: digits alone are named as digits, not punctuation."""
+    return MESSAGES["no_words_digits" if any(ch.isdecimal() for ch in typed) else "no_words"]
 
 
 def read_sentence(model: object, typed: str) -> tuple[str, list, list[str]]:
@@ -76,7 +99,8 @@ def read_sentence(model: object, typed: str) -> tuple[str, list, list[str]]:
     (``max_decode_length``); returns (the sentence read, the changes, the words typed)."""
     sentence, changes = normalize_sentence(typed)
     if not sentence:
-        raise ValueError(f"sentence: {MESSAGES['no_words'][:1].lower()}{MESSAGES['no_words'][1:]}")
+        message = no_words_message(typed)
+        raise ValueError(f"sentence: {message[:1].lower()}{message[1:]}")
     words, limit = sentence.split(), max_decode_length(model)
     if limit is not None and len(words) > limit:
         sentence = " ".join(words[:limit])
@@ -185,9 +209,11 @@ class AttentionExplorer:
         result = translate(self.model, sentence, self.src_vocab, self.tgt_vocab, beam_size=self.beam_size)
         self.result, self.maps = result, capture_translation(self.model, result, self.src_vocab, self.tgt_vocab)
         read_as = [MESSAGES["read_as"].format(text=shorten(" ".join(words), 80), changes="; ".join(changes))]
-        self.notes = (read_as if changes else []) + reading_notes(result, self.src_vocab, typed_tokens=len(words))
+        self.notes = (read_as if changes else []) + reading_notes(result, self.src_vocab, typed_tokens=len(words),
+                                                                   tgt_vocab=self.tgt_vocab)
         text = html.escape(result.text) or "(nothing)"
-        self.output_text.value = (f"<b>Model output:</b> {text} "
+        by = "" if self.replay is None else f" (step {self.replay.slider.value})"  # the snapshot that translated it
+        self.output_text.value = (f"<b>Model output{by}:</b> {text} "
                                   f"<span style='color:#666'>({len(result.ids)} tokens)</span>")
         self.messages.value = "".join(_message(note, "warning") for note in self.notes)
         self._updating = True
@@ -307,6 +333,9 @@ class PositionalEncodingExplorer:
             self.messages.value = _message(_sentence_case(str(err).split(": ", 1)[-1]), "error")
         except Exception as err:  # noqa: BLE001 -- a reader must never see a traceback
             self.messages.value = _message(MESSAGES["failed"].format(error=f"{type(err).__name__}: {err}"), "error")
+        else:
+            return
+        self.messages.value += _stale_note(self.figure)  # the last good figure stays
 
     def _d_model_changed(self) -> None:
         self.dims.max = self.d_model.value - 1  # moves the chosen range inside the new bounds

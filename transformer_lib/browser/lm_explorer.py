@@ -29,7 +29,7 @@ from ..language_model import next_word_probs, sample_sentences
 from ..models import DecoderOnlyTransformer
 from ..tokenization import Vocab, normalize_sentence
 from ..validation import check_instance, check_number, shorten
-from .explorers import _message, _sentence_case, _show_in
+from .explorers import _message, _sentence_case, _show_in, _stale_note
 from .page import live_explorer_html
 from .theme import MESSAGES
 
@@ -142,6 +142,11 @@ class LanguageModelExplorer:
             self.messages.value = _message(_sentence_case(str(err).split(": ", 1)[-1]), "error")
         except Exception as err:  # noqa: BLE001 -- a reader must never see a traceback
             self.messages.value = _message(MESSAGES["failed"].format(error=f"{type(err).__name__}: {err}"), "error")
+        else:
+            return
+        # refused: the last continuation goes; the figures of the last prompt read stay, said to be stale
+        self.output_text.value = ""
+        self.messages.value += _stale_note(self.bars, self.attention)
 
     def settings(self) -> LMSettings:
         return read_lm_settings(self.temperature.value, self.top_k.value, self.top_p.value, self.seed.value)

@@ -84,7 +84,9 @@ def live_explorer_html(kind: str, **settings: object) -> str:
     return (f'<div class="tc-live" data-explorer="{kind}">'
             f'<script type="application/json" class="tc-live-state">{state}</script>'
             f'<script type="application/json" class="tc-live-theme">{theme_json()}</script>'
-            f'<p class="tc-live-fallback">{html.escape(MESSAGES["fallback"])}</p></div>')
+            f'<p class="tc-live-fallback">{html.escape(MESSAGES["fallback"])}</p>'
+            # shown on paper only (explorers.css, @media print), where the controls are left out
+            f'<p class="tc-print-note" style="display:none">{html.escape(MESSAGES["print"])}</p></div>')
 
 
 def write_page_files(folder: Path | str) -> list[Path]:

@@ -106,7 +106,8 @@ class DecodingStepper:
         self.trace = trace_translation(self.model, sentence, self.src_vocab, self.tgt_vocab, beam_size=self.beam.value)
         translation = translate(self.model, sentence, self.src_vocab, self.tgt_vocab, beam_size=self.beam.value)
         read_as = [MESSAGES["read_as"].format(text=shorten(" ".join(words), 80), changes="; ".join(changes))]
-        self.notes = (read_as if changes else []) + reading_notes(translation, self.src_vocab, typed_tokens=len(words))
+        notes = reading_notes(translation, self.src_vocab, typed_tokens=len(words), tgt_vocab=self.tgt_vocab)
+        self.notes = (read_as if changes else []) + notes
         self.messages.value = "".join(_message(note, "warning") for note in self.notes)
         self.go(1)
 

@@ -33,13 +33,24 @@ MESSAGES = {
     "unknown_word": "\u201c{word}\u201d",  # each word of "unknown", joined by ", "
     "read_as": "Read as \u201c{text}\u201d ({changes}), the way the training sentences are written.",
     "no_words": "No words left once punctuation is removed; type a sentence to translate",
+    "no_words_digits": "The model reads words, not digits (its training sentences write numbers in words), so the "
+                       "digits were removed and no words were left; type a sentence to translate",
+    "unknown_guess": "Whatever the model writes for {words} is not a translation: it has no meaning for an "
+                     "unknown word, so it fills the place from the rest of the sentence.",
+    "french": "These words look French ({words}): the model reads English and writes French; type the English "
+              "sentence to translate it.",
     "too_long": "The sentence is {typed} tokens long, but this model reads at most {read}: "
                 "only the first {read} were used.",
     "failed": "Something went wrong ({error}).",
     "one_word": "The training corpus has no one-word sentences, so the model never learned to stop after a single "
                 "word: it may repeat the word until its length limit.",
+    "repeated_word": "The sentence is one word repeated; the training corpus has no such sentence, so the model "
+                     "may repeat its translation until its length limit.",
+    "stale": "The figures below are still those of the last input that could be read.",
     "loading": "Loading the book's model (about 1.1 MB, once)\u2026",
     "fallback": "This explorer runs in the page of the built book, or with a Python kernel (JupyterLab or Binder).",
+    "print": "On paper, this explorer shows the state the book was computed with. Use it live in the HTML book "
+             "(this page, online or offline) or in this chapter's notebook (JupyterLab or Binder).",
     # chapter 8's language-model explorer (browser.lm_explorer, static/lm-explorer.js, static/book-lm.js)
     "lm_empty": "No prompt: the bars are the model's bets on a sentence's first word. Type French words "
                 "(the corpus's) to see what it expects next.",

@@ -12,6 +12,7 @@ The page's stepper (``browser/static/stepper.js``) draws the same from ``window.
 from __future__ import annotations
 
 import html
+import math
 
 import plotly.graph_objects as go
 
@@ -53,6 +54,28 @@ def candidate_marks(trace: SearchTrace, step: int) -> list[list[str]]:
     return marks
 
 
+def total_log_prob(beam: dict, probability: float) -> float:
+    """What beam search ranks a candidate by: its beam's log-probability plus the candidate's own."""
+    return beam["log_prob"] + (math.log(probability) if probability > 0 else -math.inf)
+
+
+def _bar_text(beam: dict, probability: float, mark: str, scored: bool) -> str:
+    # the label from the unrounded probability (0.125 rounded to 4 decimals would be a tie at 2); with
+    # several beams, the total log p that decides which extensions are kept
+    total = f" (log p {total_log_prob(beam, probability):.2f})" if scored and probability > 0 else ""
+    return f"{probability:.2f}{total}" + (f" \u25c0 {mark}" if mark else "")
+
+
+def beam_rule_html(trace: SearchTrace) -> str:
+    """The kept/dropped rule of beam search, in one sentence (empty for greedy decoding)."""
+    if trace.beam_size == 1:
+        return ""
+    return (f"<p class='tc-rule'>Beam search keeps a candidate by its total log p (in brackets: its beam's log p "
+            f"plus its own), not by its bar: the {trace.beam_size} highest totals go on; one that ends with "
+            f"&lt;eos&gt; leaves the search, and the ended ones are ranked by score = log p / ((5 + length) / 6)"
+            f"<sup>\u03b1</sup>, \u03b1 = {trace.alpha:g}.</p>")
+
+
 def step_figures(trace: SearchTrace, step: int) -> tuple[go.Figure, go.Figure]:
     """The candidates figure and the cross-attention figure of ``step`` (1-based)."""
     record = _step(trace, step)
@@ -65,16 +88,16 @@ def step_figures(trace: SearchTrace, step: int) -> tuple[go.Figure, go.Figure]:
         probs = [round(p, 4) for _, p in beam["candidates"]]
         bars.add_trace(go.Bar(
             x=probs, y=labels, orientation="h", name=f"beam {j + 1}",
-            # the label from the unrounded probability (0.125 rounded to 4 decimals would be a tie at 2)
-            text=[f"{p:.2f}" + (f" \u25c0 {m}" if m else "") for (_, p), m in zip(beam["candidates"], beam_marks,
-                                                                                 strict=True)],
+            text=[_bar_text(beam, p, m, trace.beam_size > 1)
+                  for (_, p), m in zip(beam["candidates"], beam_marks, strict=True)],
             textposition="outside", cliponaxis=False,
             marker=dict(line=dict(color="black", width=[2.5 if m == CHOSEN else 0 for m in beam_marks])),
             hovertemplate="%{y}: p = %{x:.4f}<extra></extra>"))
         n_bars += len(labels)
     bars.update_layout(
         template=BOOK_TEMPLATE, title=dict(text=f"Step {record['step']}: the next token's top candidates"),
-        xaxis=dict(title=dict(text="probability"), range=[0, 1.45], tickvals=[0, 0.25, 0.5, 0.75, 1]),
+        xaxis=dict(title=dict(text="probability"), range=[0, 2.1 if trace.beam_size > 1 else 1.45],
+                   tickvals=[0, 0.25, 0.5, 0.75, 1]),  # room for the labels beside the bars
         yaxis=dict(title=dict(text="candidate"), autorange="reversed", type="category"),
         height=140 + 24 * n_bars, showlegend=False)  # each label names its beam
     beam = record["beams"][record["chosen"]["beam"]]
@@ -107,6 +130,7 @@ def step_summary_html(trace: SearchTrace, step: int) -> str:
     parts = [f"<p><b>Step {record['step']} of {len(trace.steps)}</b>: {which}reading "
              f"\u201c{_tokens(beam['prefix'])}\u201d, the best next token is "
              f"\u201c{html.escape(chosen['token'])}\u201d (p = {chosen['probability']:.2f}).</p>"]
+    parts.append(beam_rule_html(trace))
     if record["kept"]:
         rows = "".join(f"<tr><td>{i + 1}</td><td>{_tokens(k['tokens'])}</td><td>{k['log_prob']:.3f}</td></tr>"
                        for i, k in enumerate(record["kept"]))

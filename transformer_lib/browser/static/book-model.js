@@ -228,20 +228,12 @@
     // the notes of browser.explorers.reading_notes.
     read(typed) {
       checkText(typed);
-      const cfg = this.config;
       const [text, changes] = normalize(typed); // as the training sentences are written
-      if (!words(text).length) throw new ReaderError(fill("no_words", {}));
+      if (!words(text).length) throw new ReaderError(window.bookText.noWords(typed));
       const { ids: allIds, unknown } = this.tokenize(text);
-      const notes = [];
-      if (changes.length) notes.push(fill("read_as", { text, changes: changes.join("; ") }));
-      if (unknown.length) notes.push(fill("unknown", { unk: this.srcVocab[this.ids.unk],
-        words: [...new Set(unknown)].map((word) => fill("unknown_word", { word })).join(", ") }));
-      let ids = allIds;
-      if (ids.length > cfg.max_len) {
-        notes.push(fill("too_long", { typed: ids.length, read: cfg.max_len }));
-        ids = ids.slice(0, cfg.max_len);
-      }
-      if (ids.length === 1) notes.push(fill("one_word", {})); // the corpus has no one-word sentence
+      const ids = allIds.slice(0, this.config.max_len);
+      const notes = window.bookText.readingNotes({ text, changes, unknown, unk: this.srcVocab[this.ids.unk],
+        typed: allIds.length, ids, isTarget: (word) => this.tgtVocab.includes(word) });
       return { ids, unknown, notes };
     }
 

@@ -112,6 +112,33 @@
     if (words(text).length === 0) throw new ReaderError(fill("empty", {}), "info");
   }
 
+  // Why a typed text left no words to read (browser.explorers.no_words_message): digits are named.
+  function noWords(typed) {
+    return fill(/\p{Nd}/u.test(typed) ? "no_words_digits" : "no_words", {});
+  }
+
+  // The translator's notes on how its model read a sentence, browser.explorers.reading_notes rule for
+  // rule (with the "read as" note first, as the explorers put it): `unknown`, the unknown words read;
+  // `typed`, the number of tokens typed; `ids`, those read; `isTarget(word)`, whether the model writes it.
+  function readingNotes({ text, changes, unknown, unk, typed, ids, isTarget }) {
+    const notes = [];
+    const quoted = (list) => list.map((word) => fill("unknown_word", { word })).join(", ");
+    if (changes.length) notes.push(fill("read_as", { text, changes: changes.join("; ") }));
+    if (unknown.length) {
+      const distinct = [...new Set(unknown)];
+      notes.push(fill("unknown", { unk, words: quoted(distinct) }));
+      notes.push(fill("unknown_guess", { words: quoted(distinct) }));
+      const target = distinct.filter(isTarget);
+      if (target.length && 2 * unknown.filter(isTarget).length >= ids.length) {
+        notes.push(fill("french", { words: quoted(target) }));
+      }
+    }
+    if (typed > ids.length) notes.push(fill("too_long", { typed, read: ids.length }));
+    if (ids.length === 1) notes.push(fill("one_word", {})); // the corpus has no one-word sentence
+    else if (!unknown.length && new Set(ids).size === 1) notes.push(fill("repeated_word", {}));
+    return notes;
+  }
+
   class ReaderError extends Error {
     constructor(message, level) {
       super(message);
@@ -129,5 +156,7 @@
     words,
     normalize,
     checkText,
+    noWords,
+    readingNotes,
   };
 })();

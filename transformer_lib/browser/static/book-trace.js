@@ -101,7 +101,7 @@
     let best = finished[0];
     for (const h of finished) if (h.score > best.score) best = h; // max(): the first of equal scores
     return { beam_size: beamSize, max_len: maxLen, src_tokens: ids.map((i) => model.srcVocab[i]), steps,
-      tokens: best.ids.map((i) => vocab[i]), ended: best.eos };
+      tokens: best.ids.map((i) => vocab[i]), ended: best.eos, alpha };
   }
 
   function checkOptions(options) {

@@ -69,6 +69,14 @@
     box.textContent = "";
     if (text) box.appendChild(el("div", { class: `tc-message tc-${level || "info"}`, text }));
   }
+  // An input refused while figures of an earlier one stay on screen: they are marked as stale (dimmed,
+  // and the "stale" message says so after the refusal's) until the next good input clears the mark.
+  function markStale(box, figures, stale) {
+    for (const figure of figures) figure.classList.toggle("tc-stale", stale);
+    if (stale && figures.some((figure) => figure.childElementCount)) {
+      box.appendChild(el("div", { class: "tc-message tc-info", text: window.bookModel.fill("stale", {}) }));
+    }
+  }
   function plotlyReady() {
     return typeof window.Plotly !== "undefined";
   }
@@ -196,8 +204,12 @@
     const note = el("p", { class: "tc-note", text: "This explorer runs the book's trained model in your browser: " +
       "the model (about 1.1 MB) is downloaded the first time you press Translate." });
     const replay = state.replay ? replayControls(state.replay, () => run()) : null;
+    // the replay: the curve, then its slider and the output line, which stay in view on a phone while the
+    // reader scrolls down to the maps (explorers.css: .tc-replay-bar is sticky on a narrow screen)
+    const top = replay ? [replay.curve, el("div", { class: "tc-replay-bar" }, [replay.row, replay.track, output])]
+      : [output];
     root.appendChild(el("div", { class: "tc-live-explorer tc-attention" },
-      [form, ...(replay ? [replay.row, replay.curve] : []), output, messages, controls, figure, note]));
+      [form, ...top, messages, controls, figure, note]));
 
     let result = null;
     let layerChosen = false;
@@ -207,7 +219,8 @@
     function setResult(r) {
       result = r;
       const count = r.tokens.length + (r.ended ? 1 : 0); // as the kernel's explorer: output and <eos>
-      output.innerHTML = `<b>Model output:</b> ${escapeHtml(r.text) || "(nothing)"} ` +
+      const by = r.step === undefined ? "" : ` (step ${r.step})`; // the replay: the snapshot that translated it
+      output.innerHTML = `<b>Model output${by}:</b> ${escapeHtml(r.text) || "(nothing)"} ` +
         `<span class="tc-muted">(${count} tokens)</span>`;
       messages.textContent = "";
       for (const n of r.notes || []) messages.appendChild(el("div", { class: "tc-message tc-warning", text: n }));
@@ -270,8 +283,9 @@
       button.disabled = true;
       if (window.bookModel.loadMs === null) message(messages, window.bookModel.fill("loading", {}), "info");
       try {
-        const r = await window.bookModel.translate(text, replay ? { step: replay.step() } : undefined);
-        if (ticket === busy) draw(r);
+        const step = replay ? replay.step() : undefined;
+        const r = await window.bookModel.translate(text, replay ? { step } : undefined);
+        if (ticket === busy) draw(replay ? Object.assign({}, r, { step }) : r);
       } catch (err) {
         if (ticket === busy) {
           clear();
@@ -290,7 +304,7 @@
     head.addEventListener("change", () => draw());
     window.addEventListener("resize", debounce(() => { draw(); if (replay) replay.draw(); }, 200));
 
-    if (state.result) draw(state.result);
+    if (state.result) draw(replay ? Object.assign({}, state.result, { step: state.replay.step }) : state.result);
     else {
       clear();
       if (!input.value) message(messages, window.bookModel.fill("empty", {}), "info");
@@ -300,29 +314,60 @@
       slider: replay ? replay.slider : null, curve: replay ? replay.curve : null };
   }
 
-  // The replay (AttentionExplorer(replay=True)): a slider over the snapshots' steps, and the training
-  // curve of transformer_lib.figures.training.replay_curve_figure, computed by the kernel and carried in
-  // the state; the page only moves its step marker (replay_step_marker: a dashed line and "step N").
+  // The replay (AttentionExplorer(replay=True)): the training curve of
+  // transformer_lib.figures.training.replay_curve_figure, computed by the kernel and carried in the state,
+  // and under it a slider on the same training-step axis: its track spans the curve's x axis pixel for
+  // pixel (align, after each draw), it stops only at the snapshots' steps (a tick under each), and the
+  // arrow keys go from one snapshot to the next. The page moves the curve's step marker
+  // (replay_step_marker: a dashed line and "step N").
+  const THUMB_PX = 16; // the slider thumb's width (explorers.css), for the track to span the axis exactly
   function replayControls(settings, rerun) {
     const steps = settings.steps;
-    const slider = el("input", { type: "range", min: "0", max: String(steps.length - 1), step: "1",
-      value: String(Math.max(0, steps.indexOf(settings.step))) });
+    const [first, last] = [steps[0], steps[steps.length - 1]];
+    let current = settings.step;
+    const slider = el("input", { type: "range", min: String(first), max: String(last), step: "1",
+      value: String(current), id: `tc-live-${++counter}` });
     const shown = el("output", { class: "tc-readout", "aria-hidden": "true" });
-    const row = el("div", { class: "tc-row tc-slider tc-replay" }, [labelled("Training step", slider), shown]);
+    const row = el("div", { class: "tc-row tc-replay" }, [el("label", { for: slider.id, text: "Training step" }), shown]);
+    const ticks = el("div", { class: "tc-replay-ticks", "aria-hidden": "true" },
+      steps.map(() => el("span", { class: "tc-replay-tick" })));
+    const track = el("div", { class: "tc-replay-track" }, [slider, ticks]);
     const curve = el("div", { class: "tc-figure tc-curve" });
-    const step = () => steps[Number(slider.value)];
+    const step = () => current;
     function label() {
-      const text = `step ${step()} of ${steps[steps.length - 1]}`;
+      const text = `step ${current} of ${last}`;
       shown.textContent = text;
-      slider.setAttribute("aria-valuetext", text); // a screen reader says the step, not the slider's index
+      slider.setAttribute("aria-valuetext", text); // a screen reader says the step
+    }
+    function choose(to) { // a snapshot's step: the thumb there, and, if it is another, the model of that step
+      slider.value = String(to);
+      if (to === current) return;
+      current = to;
+      label();
+      draw();
+      rerun();
+    }
+    const nearest = (v) => steps.reduce((a, b) => (Math.abs(b - v) < Math.abs(a - v) ? b : a));
+    function align() { // the track under the axis: a thumb centred on step s sits over s on the curve
+      const axis = curve._fullLayout && curve._fullLayout.xaxis;
+      if (!axis) return;
+      const shift = curve.getBoundingClientRect().left - track.getBoundingClientRect().left;
+      slider.style.marginLeft = `${shift + axis._offset - THUMB_PX / 2}px`;
+      slider.style.width = `${axis._length + THUMB_PX}px`;
+      steps.forEach((s, i) => { ticks.children[i].style.left = `${shift + axis._offset + axis.l2p(s)}px`; });
     }
     function draw() {
       if (!plotlyReady()) return;
       const layout = baseLayout(JSON.parse(JSON.stringify(settings.figure.layout)));
-      layout.xaxis = Object.assign({}, axisStyle(), layout.xaxis); // the theme's axis style, the figure's titles
+      // the theme's axis style, the figure's titles; the x axis exactly the slider's range
+      layout.xaxis = Object.assign({}, axisStyle(), layout.xaxis, { range: [first, last], autorange: false });
       layout.yaxis = Object.assign({}, axisStyle(), layout.yaxis);
       for (const item of [...layout.shapes, ...layout.annotations]) {
-        if ("x0" in item) { item.x0 = step(); item.x1 = step(); } else { item.x = step(); item.text = `step ${step()}`; }
+        if ("x0" in item) { item.x0 = current; item.x1 = current; } else {
+          // the label on the side of the line that has room (the axis ends at the last step)
+          const side = 2 * current > first + last ? "right" : "left";
+          Object.assign(item, { x: current, text: `step ${current}`, xanchor: side });
+        }
       }
       if ((curve.clientWidth || 0) < NARROW) {
         layout.legend = { orientation: "h", x: 0, y: -0.3, xanchor: "left", yanchor: "top" };
@@ -331,12 +376,21 @@
       }
       // Fresh copies of the traces: given the same arrays again, Plotly.react skips its autorange and falls
       // back to the default range, which would put the curve and the marker off the axes.
-      window.Plotly.react(curve, JSON.parse(JSON.stringify(settings.figure.data)), layout, plotConfig());
+      Promise.resolve(window.Plotly.react(curve, JSON.parse(JSON.stringify(settings.figure.data)), layout,
+        plotConfig())).then(align);
       name(curve, layout);
     }
-    slider.addEventListener("input", () => { label(); draw(); rerun(); });
+    slider.addEventListener("input", () => choose(nearest(Number(slider.value))));
+    slider.addEventListener("keydown", (event) => { // one key, one snapshot
+      const i = steps.indexOf(current);
+      const to = { ArrowLeft: i - 1, ArrowDown: i - 1, PageDown: i - 1, ArrowRight: i + 1, ArrowUp: i + 1,
+        PageUp: i + 1, Home: 0, End: steps.length - 1 }[event.key];
+      if (to === undefined) return;
+      event.preventDefault();
+      choose(steps[Math.min(Math.max(to, 0), steps.length - 1)]);
+    });
     label();
-    return { row, curve, slider, step, draw };
+    return { row, track, curve, slider, step, draw };
   }
 
   function debounce(fn, ms) {
@@ -384,7 +438,7 @@
   // the positional explorer's functions join these (positional-explorer.js)
   window.tcExplorers = { attentionFigure, baseLayout, plotConfig, axisStyle, colorscale, register };
   // the page helpers other explorers build with (positional-explorer.js, lm-explorer.js)
-  window.tcExplorers.dom = { el, labelled, select, setOptions, message, name, escapeHtml, sentenceCase, debounce,
+  window.tcExplorers.dom = { el, labelled, select, setOptions, message, markStale, name, escapeHtml, sentenceCase, debounce,
     plotlyReady, NARROW };
   if (typeof document === "undefined") return; // Node, in the tests: the functions above only
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);

@@ -90,7 +90,8 @@
   }
 
   function lmExplorer(root, state) {
-    const { el, labelled, select, setOptions, message, name, sentenceCase, debounce, plotlyReady } = explorers.dom;
+    const { el, labelled, select, setOptions, message, markStale, name, sentenceCase, debounce, plotlyReady } =
+      explorers.dom;
     const slider = (min, max, step, value) => el("input", { type: "range", min: String(min), max: String(max),
       step: String(step), value: String(value) });
     const withReadout = (text, input) => {
@@ -141,10 +142,12 @@
     function settings() {
       return readSettings(Number(temperature.value), topK.value, Number(topP.value), seed.value);
     }
-    function fail(err) {
+    function fail(err) { // the continuation goes; the figures of the last prompt read stay, marked stale
       const known = err && err.name === "ReaderError";
       message(messages, known ? sentenceCase(err.message) :
         fill("failed", { error: err && err.message ? err.message : err }), known ? err.level : "error");
+      output.textContent = "";
+      markStale(messages, [bars, maps], true);
     }
     function drawBars() {
       if (!result || !plotlyReady()) return;
@@ -166,6 +169,7 @@
     function setResult(r) {
       result = r;
       messages.textContent = "";
+      markStale(messages, [bars, maps], false);
       if (!book.words(r.text).length) messages.appendChild(el("div", { class: "tc-message tc-info", text: fill("lm_empty", {}) }));
       for (const n of r.notes || []) messages.appendChild(el("div", { class: "tc-message tc-warning", text: n }));
       const nLayers = r.attention.length;

@@ -13,7 +13,7 @@
 
   const explorers = window.tcExplorers; // explorers.js: loaded first
   const { baseLayout, plotConfig, axisStyle, colorscale } = explorers;
-  const { el, labelled, message, name, debounce, plotlyReady, NARROW } = explorers.dom;
+  const { el, labelled, message, markStale, name, debounce, plotlyReady, NARROW } = explorers.dom;
   const theme = () => window.bookModel.theme();
 
   function frequencies(d) { // omega_i = 1 / 10000^(2i / d)
@@ -106,7 +106,7 @@
     const cells = narrow ? [[0, 0], [1, 0], [2, 0], [3, 0]] : [[0, 0], [0, 1], [1, 0], [1, 1]];
     const rows = narrow ? 4 : 2;
     const cols = narrow ? 1 : 2;
-    const hs = 0.12;
+    const hs = narrow ? 0.12 : 0.2; // wide: room between the columns for a colour scale and the next y axis
     // gaps between rows (paper fraction); when narrow, the legend goes under the waves: a wider gap there
     const gaps = narrow ? [0.13, 0.075, 0.075] : [0.14];
     const w = (1 - hs * (cols - 1)) / cols;
@@ -117,10 +117,12 @@
     const layout = baseLayout({
       height: narrow ? 1500 : 820,
       title: { text: narrow ? `Positional encodings,<br>d_model = ${d}` : `Positional encodings, d_model = ${d}` },
-      legend: { font: { size: 11 } }, annotations: [],
+      // wide: the legend in rows under the figure, clear of the colour scales beside the panels
+      legend: { font: { size: 11 }, orientation: "h", x: 0, y: -0.1, yanchor: "top" }, annotations: [],
+      margin: Object.assign({}, theme().layout.margin, { b: 110 }),
     });
     if (narrow) {
-      layout.margin = { l: 55, r: 10, t: 110, b: 50 };
+      layout.margin = { l: 55, r: 45, t: 110, b: 50 }; // r: the colour scales
       layout.legend = { font: { size: 11 }, orientation: "h", x: 0, y: top(0) - h - 0.042, yanchor: "top" };
     }
     const axisTitles = [["position", "value"], ["dimension", "position"], ["position n", "position m"],
@@ -147,8 +149,15 @@
         hovertemplate: `dim ${dim}: ${fn}(pos / 10000^(${2 * pair}/${d})), wavelength ${Number(wavelength.toPrecision(3))}` +
           "<br>position %{x}: %{y:.3f}<extra></extra>" });
     }
-    const matrix = (z, x, y, hover, axes, extra) => Object.assign({ type: "heatmap", z, x, y, showscale: false,
-      xaxis: axes[0], yaxis: axes[1], hovertemplate: hover + "<extra></extra>" }, extra);
+    // each heatmap's colour scale beside its panel, slim (figures.positions._colorbar), inside the figure
+    const colorbar = (panel) => {
+      const [r, c] = cells[panel];
+      return { x: c * (w + hs) + w + 0.01, xanchor: "left", y: top(r) - h / 2, yanchor: "middle", len: h,
+        thickness: 10, xpad: 4, tickfont: { size: 10 } };
+    };
+    const matrix = (z, x, y, hover, axes, extra) => Object.assign({ type: "heatmap", z, x, y,
+      colorbar: colorbar(Number(axes[0].slice(1)) - 1), xaxis: axes[0], yaxis: axes[1],
+      hovertemplate: hover + "<extra></extra>" }, extra);
     data.push(matrix(table, Array.from({ length: d }, (_, i) => i), xs, "position %{y}, dimension %{x}: %{z:.3f}",
       ["x2", "y2"], { colorscale: colorscale("RdBu"), zmid: 0 }));
     data.push(matrix(sinusoidalSimilarity(d, n), xs, xs, "m=%{y}, n=%{x}: %{z:.2f}", ["x3", "y3"],
@@ -211,12 +220,14 @@
       if (!plotlyReady()) return;
       const problem = positionalProblem(value(dModel), [value(dimFirst), value(dimLast)],
         [value(posFirst), value(posLast)]);
-      if (problem) {
+      if (problem) { // the last good figure stays, marked stale
         message(messages, problem, "error");
         if (good) paint(good);
+        markStale(messages, [figure], true);
         return;
       }
       message(messages, "");
+      markStale(messages, [figure], false);
       good = [value(dModel), [value(dimFirst), value(dimLast)], [value(posFirst), value(posLast)]];
       paint(good);
     }

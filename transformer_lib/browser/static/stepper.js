@@ -55,6 +55,23 @@
     return Math.min(260, 50 + 7.5 * (longest + (trace.beam_size > 1 ? (narrow ? 4 : 8) : 0)));
   }
 
+  // figures.decoding_steps.total_log_prob and _bar_text: what beam search ranks a candidate by, its
+  // beam's log p plus its own, beside its probability when there are several beams
+  const totalLogProb = (beam, p) => beam.log_prob + (p > 0 ? Math.log(p) : -Infinity);
+  function barText(beam, p, mark, scored, narrow) { // narrow: "(-1.23)", the summary says what it is
+    const total = scored && p > 0 ? ` (${narrow ? "" : "log p "}${totalLogProb(beam, p).toFixed(2)})` : "";
+    return p.toFixed(2) + total + (mark ? ` \u25c0 ${mark}` : "");
+  }
+
+  // figures.decoding_steps.beam_rule_html: the kept/dropped rule in one sentence (none for greedy)
+  function beamRule(trace) {
+    if (trace.beam_size === 1) return "";
+    return "<p class='tc-rule'>Beam search keeps a candidate by its total log p (in brackets: its beam's log p " +
+      `plus its own), not by its bar: the ${trace.beam_size} highest totals go on; one that ends with ` +
+      "&lt;eos&gt; leaves the search, and the ended ones are ranked by score = log p / ((5 + length) / 6)" +
+      `<sup>\u03b1</sup>, \u03b1 = ${trace.alpha}.</p>`;
+  }
+
   // figures.decoding_steps.step_figures: the candidates and the cross-attention row of the choice
   function stepFigures(trace, step, width) {
     const record = trace.steps[step - 1];
@@ -68,7 +85,7 @@
       return {
         type: "bar", orientation: "h", name: `beam ${j + 1}`, x: probs,
         y: beam.candidates.map(([token]) => (many ? `${narrow ? "b" : "beam "}${j + 1}: ${token}` : token)),
-        text: beam.candidates.map(([, p], i) => p.toFixed(2) + (marks[j][i] ? ` \u25c0 ${marks[j][i]}` : "")),
+        text: beam.candidates.map(([, p], i) => barText(beam, p, marks[j][i], trace.beam_size > 1, narrow)),
         textposition: "outside", cliponaxis: false,
         // the chosen bar outlined (a shape, not a colour); no hatching: plotly's patterns cost a step 3x the time
         marker: { line: { color: "black", width: marks[j].map((m) => (m === CHOSEN ? 2.5 : 0)) } },
@@ -78,7 +95,8 @@
     const title = `Step ${record.step}: the next token's top candidates`;
     const barLayout = baseLayout({
       title: { text: narrow ? `Step ${record.step}:<br>the next token's top candidates` : title },
-      xaxis: axis({ title: { text: "probability" }, range: [0, 1.45], tickvals: [0, 0.25, 0.5, 0.75, 1] }),
+      xaxis: axis({ title: { text: "probability" }, range: [0, trace.beam_size > 1 ? 2.1 : 1.45],
+        tickvals: [0, 0.25, 0.5, 0.75, 1] }),
       yaxis: axis({ title: { text: "candidate" }, autorange: "reversed", type: "category", automargin: false }),
       height: 140 + 24 * nBars, showlegend: false, // each label names its beam
       // a margin fixed for the whole trace (room for its longest label), not plotly's automargin: a
@@ -106,7 +124,7 @@
     });
     if (narrow) {
       for (const layout of [barLayout, crossLayout]) Object.assign(layout.margin, { r: 10, t: 80, b: 50 });
-      barLayout.xaxis.range = [0, 1.9]; // room for "0.95 ◀ chosen" beside a full bar
+      barLayout.xaxis.range = [0, trace.beam_size > 1 ? 2.9 : 1.9]; // room for "0.95 (-1.23) ◀ chosen"
       barLayout.xaxis.tickvals = [0, 0.5, 1];
       crossLayout.coloraxis.colorbar.thickness = 12;
     }
@@ -122,6 +140,7 @@
     const parts = [`<p><b>Step ${record.step} of ${trace.steps.length}</b>: ${which}reading ` +
       `\u201c${tokensHtml(beam.prefix)}\u201d, the best next token is \u201c${escapeHtml(chosen.token)}\u201d ` +
       `(p = ${chosen.probability.toFixed(2)}).</p>`];
+    parts.push(beamRule(trace));
     if (record.kept.length) {
       parts.push("<table class='tc-beams'><caption>Beams kept for the next step</caption><thead><tr>" +
         "<th scope='col'>beam</th><th scope='col'>tokens</th><th scope='col'>log p</th></tr></thead><tbody>" +
@@ -287,7 +306,7 @@
     stepper(root, state);
   }
 
-  window.tcStepper = { candidateMarks, stepFigures, stepSummary };
+  window.tcStepper = { candidateMarks, stepFigures, stepSummary, totalLogProb };
   if (typeof document === "undefined") return; // Node, in the tests: the functions above only
   const startAll = () => document.querySelectorAll('div.tc-live[data-explorer="stepper"]').forEach(start);
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
