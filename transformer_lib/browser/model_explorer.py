@@ -20,8 +20,18 @@ import torch
 
 from ..capture import Activations, capture_activations, capture_model_activations
 from ..decoding import translate
-from ..figures.activations import ROWS, SIDES, STAGE_TITLES, _stage_of, activation_panel, group_of, token_path
+from ..figures.activations import (
+    BAR_COLOR,
+    ROWS,
+    SIDES,
+    STAGE_TITLES,
+    _stage_of,
+    activation_panel,
+    group_of,
+    token_path,
+)
 from ..figures.architecture import architecture_blocks, architecture_svg
+from ..figures.display import PALETTE
 from ..models import Transformer
 from ..tokenization import Vocab
 from ..validation import check_instance, shorten
@@ -30,7 +40,7 @@ from .page import live_explorer_html
 from .theme import MESSAGES
 
 TITLE = "The book's Transformer, opened up: pick a token, then a block"
-HIGHLIGHT = "#D55E00"  # the chosen box's outline (and its thicker stroke: not by colour alone)
+HIGHLIGHT = PALETTE[1]  # the chosen box's outline (and its thicker stroke: not by colour alone)
 
 
 def block_label(name: str) -> str:
@@ -103,6 +113,7 @@ class ModelExplorer:
         # text/html: the in-page explorer of the static book, which computes the same blocks itself
         html_view = live_explorer_html("model", sentence=self.sentence.value, n_heads=self.model.config.n_heads,
                                        paths=block_paths(self.model), stages=STAGE_TITLES,
+                                       colors={"bar": BAR_COLOR, "highlight": HIGHLIGHT},
                                        svg=architecture_svg(architecture_blocks(self.model), title=TITLE,
                                                             explorer=True))
         return {**self.widget._repr_mimebundle_(**kwargs), "text/html": html_view}

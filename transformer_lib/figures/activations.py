@@ -17,7 +17,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..validation import check_choice, check_instance, check_int
-from .display import BOOK_TEMPLATE
+from .display import BOOK_TEMPLATE, PALETTE
+
+BAR_COLOR = PALETTE[0]
 
 SIDES = ("source", "target")
 # Each module's blocks, in the order the explorer steps through them (and their ranks in a layer).
@@ -103,7 +105,7 @@ def activation_panel(blocks: Mapping[str, object], src_tokens: Sequence[str], tg
         masked = ~np.isfinite(row)
         shown = np.where(masked, 0.0, row)
         labels = [f"{j} {k}" for j, k in enumerate(keys)]
-        fig = go.Figure(go.Bar(x=labels, y=shown, marker_color="#0072B2", name="score",
+        fig = go.Figure(go.Bar(x=labels, y=shown, marker_color=BAR_COLOR, name="score",
                                text=["masked" if m else f"{v:.3f}" for m, v in zip(masked, shown, strict=True)],
                                textposition="outside", cliponaxis=False,
                                hovertemplate="key %{x}<br>%{text}<extra></extra>"))

@@ -18,7 +18,6 @@
   const { baseLayout, plotConfig, axisStyle, colorscale } = explorers;
   const { el, labelled, select, setOptions, message, name, escapeHtml, sentenceCase, plotlyReady, debounce, NARROW } = explorers.dom;
   const ROWS = ["scores", "masked", "weights"]; // figures.activations.ROWS
-  const HIGHLIGHT = "#D55E00"; // browser.model_explorer.HIGHLIGHT
 
   const stageOf = (block) => (block.endsWith("final_norm") ? "final_norm" : block.slice(block.lastIndexOf(".") + 1));
   function groupOf(block) { // figures.activations.group_of: the figure's box or row that draws it
@@ -34,7 +33,7 @@
   }
 
   // figures.activations.activation_panel
-  function activationPanel(result, stages, block, side, position, head, width) {
+  function activationPanel(result, stages, colors, block, side, position, head, width) {
     const tokens = side === "source" ? result.src_tokens : result.decoder_tokens;
     const whole = result.blocks[block];
     const value = whole[position];
@@ -51,7 +50,7 @@
       const count = masked.filter(Boolean).length;
       const extra = ` \u00b7 head ${head + 1}` + (count ? ` \u00b7 ${count} keys masked (-\u221e)` : "");
       return {
-        data: [{ type: "bar", x: keys.map((k, j) => `${j} ${escapeHtml(k)}`), y: shown, marker: { color: "#0072B2" },
+        data: [{ type: "bar", x: keys.map((k, j) => `${j} ${escapeHtml(k)}`), y: shown, marker: { color: colors.bar },
           name: "score", text: shown.map((v, j) => (masked[j] ? "masked" : v.toFixed(3))), textposition: "outside",
           cliponaxis: false, hovertemplate: "key %{x}<br>%{text}<extra></extra>" }],
         layout: Object.assign(layout, { title: { text: title(extra) },
@@ -129,9 +128,9 @@
       previous.disabled = names.indexOf(block) <= 0;
       next.disabled = names.indexOf(block) >= names.length - 1;
       const group = groupOf(block);
-      highlight.textContent = `.tc-model .tc-block[data-block="${group}"] rect { stroke: ${HIGHLIGHT}; stroke-width: 4; }`;
+      highlight.textContent = `.tc-model .tc-block[data-block="${group}"] rect { stroke: ${state.colors.highlight}; stroke-width: 4; }`;
       if (!plotlyReady()) return undefined;
-      const fig = activationPanel(result, state.stages, block, side, Number(position), Number(head.value),
+      const fig = activationPanel(result, state.stages, state.colors, block, side, Number(position), Number(head.value),
         panel.clientWidth || root.clientWidth);
       const plot = plotted ? window.Plotly.react : window.Plotly.newPlot;
       plotted = true;
