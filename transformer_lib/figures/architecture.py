@@ -169,13 +169,15 @@ def _box(explorer: bool, link: str, group: str, label: str, inner: str) -> str:
 
 
 def architecture_svg(blocks: list[Block], title: str = "The Transformer, from the library's modules",
-                     explorer: bool = False) -> str:
+                     explorer: bool = False, live_link: str = "") -> str:
     """An SVG of ``blocks`` (from ``architecture_blocks``): two columns, bottom to top, shapes on
     the arrows, every box and sub-layer a link; the encoder's output feeds each cross-attention.
     ``explorer=True`` draws the whole-model explorer's figure (``browser.model_explorer``): each
-    box and row a button carrying its blocks' name (``data-block``, :func:`block_groups`)."""
+    box and row a button carrying its blocks' name (``data-block``, :func:`block_groups`).
+    ``live_link`` (the map on the book's first page): each box also links there, to the live figure."""
     check_instance("title", title, str, "a str")
     check_instance("explorer", explorer, bool, "a bool")
+    check_instance("live_link", live_link, str, "a str (a page address, or empty)")
     _check_blocks(blocks)
     suffix = "-explorer" if explorer else ""
     cue = ("click a box (or Tab to it, then Enter) to see the chosen token's tensor there" if explorer
@@ -223,6 +225,10 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
                             f'<rect x="{x}" y="{top}" width="{column_w}" height="{h}" rx="6" fill="{fill}" '
                             f'stroke="#345"/><text x="{mid}" y="{top + 19}" text-anchor="middle" '
                             f'font-weight="bold">{escape(block.title)}</text>'))
+            if live_link:
+                out.append(f'<a xlink:href="{escape(live_link)}" aria-label="{escape(block.title)}: live, with its '
+                           f'numbers"><text x="{x + column_w - 6}" y="{top + 19}" text-anchor="end" fill="#1b4f72" '
+                           'text-decoration="underline">live</text></a>')
             rows = list(zip(block.rows, row_groups or [""] * len(block.rows), strict=True))
             for i, ((row, link), group) in enumerate(reversed(rows)):  # the first sub-layer sits at the bottom
                 ry = top + 26 + i * row_h
