@@ -13,17 +13,15 @@ from __future__ import annotations
 
 import html
 import re
-import shutil
 from collections.abc import Iterator
 
 import pytest
 
 from transformer_lib.browser.model_explorer import ModelExplorer
-from transformer_lib.browser.page import LIVE_SCRIPTS
 from transformer_lib.figures.activations import activation_panel
 from transformer_lib.pretrained import book_model
 
-from .book_browser import ROOT, live_test_page, serve
+from .book_browser import ROOT, model_explorer_page, serve
 from .reader_checks import axe_violations
 from .test_live_model import Visit
 
@@ -37,21 +35,11 @@ def checkpoint():
 
 
 @pytest.fixture(scope="module")
-def explorer_url(checkpoint, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    folder = live_test_page(tmp_path_factory.mktemp("model-explorer"))
-    shutil.copy(ROOT / "book" / "_static" / "reader.css", folder / "_static")
-    bundle = ModelExplorer(checkpoint.model, checkpoint.src_vocab, checkpoint.tgt_vocab)._repr_mimebundle_()
-    scripts = "".join(f'<script src="_static/{s}"></script>' for s in (
-        "vendor/plotly/plotly-book.min.js", *(f"live/{name}" for name in LIVE_SCRIPTS)))
-    (folder / "model.html").write_text(
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>whole-model explorer</title>'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<link rel="icon" href="data:,"><link rel="stylesheet" href="_static/reader.css">'
-        f'<link rel="stylesheet" href="_static/live/explorers.css">{scripts}</head>'
-        f'<body><main style="max-width:60em;margin:0 auto;padding:0 8px"><h1>Whole-model explorer</h1>'
-        f'{bundle["text/html"]}</main></body></html>')
+def explorer_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("model-explorer")
+    page = model_explorer_page(folder)
     with serve(folder) as base:
-        yield base + "model.html"
+        yield base + page
 
 
 def _title(page) -> str:
