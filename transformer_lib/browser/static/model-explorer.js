@@ -41,7 +41,7 @@
     const wide = (text) => (narrow ? text.replace(/ \u00b7 /g, "<br>") : text);
     const title = (extra) => wide(`<b>${block}</b><br>${stages[stageOf(block)]}<br>\u201c${escapeHtml(tokens[position])}` +
       `\u201d (position ${position}) \u00b7 shape ${fmtShape(shapeOf(value))} of ${fmtShape(shapeOf(whole))}${extra}`);
-    const layout = baseLayout({ height: narrow ? 360 : 300, margin: { l: 60, r: 20, t: narrow ? 160 : 100, b: 60 } });
+    const layout = baseLayout({ height: narrow ? 420 : 300, margin: { l: 60, r: 20, t: narrow ? 200 : 100, b: 60 } });
     if (ROWS.includes(stageOf(block))) {
       const row = value[head];
       const keys = block.startsWith("encoder") || block.includes(".cross_attn.") ? result.src_tokens : result.decoder_tokens;
