@@ -107,3 +107,26 @@ def live_test_page(folder: Path) -> Path:
         f'{live_explorer_html("stepper", sentence="", beam=1, result=None)}</body></html>'
     )
     return folder
+
+
+def model_explorer_page(folder: Path) -> str:
+    """The minimal live page (:func:`live_test_page`) plus ``model.html``: chapter 6's whole-model
+    explorer as the kernel's ``ModelExplorer`` writes it, with the book's stylesheet; returns its name."""
+    from transformer_lib.browser.model_explorer import ModelExplorer
+    from transformer_lib.browser.page import LIVE_SCRIPTS
+    from transformer_lib.pretrained import book_model
+
+    live_test_page(folder)
+    shutil.copy(ROOT / "book" / "_static" / "reader.css", folder / "_static")
+    checkpoint = book_model()
+    bundle = ModelExplorer(checkpoint.model, checkpoint.src_vocab, checkpoint.tgt_vocab)._repr_mimebundle_()
+    scripts = "".join(f'<script src="_static/{s}"></script>' for s in (
+        "vendor/plotly/plotly-book.min.js", *(f"live/{name}" for name in LIVE_SCRIPTS)))
+    (folder / "model.html").write_text(
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>whole-model explorer</title>'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<link rel="icon" href="data:,"><link rel="stylesheet" href="_static/reader.css">'
+        f'<link rel="stylesheet" href="_static/live/explorers.css">{scripts}</head>'
+        f'<body><main style="max-width:60em;margin:0 auto;padding:0 8px"><h1>Whole-model explorer</h1>'
+        f'{bundle["text/html"]}</main></body></html>')
+    return "model.html"

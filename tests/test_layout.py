@@ -126,7 +126,8 @@ def test_no_page_script_is_over_500_lines() -> None:
 
 
 def test_only_the_explorers_import_ipywidgets() -> None:
-    widget_modules = {f"{PACKAGE}.browser.explorers", f"{PACKAGE}.browser.lm_explorer", f"{PACKAGE}.browser.stepper"}
+    widget_modules = {f"{PACKAGE}.browser.explorers", f"{PACKAGE}.browser.lm_explorer", f"{PACKAGE}.browser.stepper",
+                      f"{PACKAGE}.browser.model_explorer"}
     for name, path in module_files().items():
         imports = {alias.name.split(".")[0] for node in ast.walk(ast.parse(path.read_text()))
                    if isinstance(node, ast.Import) for alias in node.names}

@@ -24,12 +24,12 @@ from ..tokenization import Vocab
 from ..validation import check_choice, check_instance, check_token_list
 from .theme import MESSAGES, THEME_FILE, theme_json
 
-KINDS = ("attention", "positional", "lm", "stepper")
+KINDS = ("attention", "positional", "lm", "stepper", "model")
 # The page's scripts (file names in this package's ``static`` folder), in the order a page loads them:
 # each reads those before it. The one list that the book's build (``book/_ext/offline_assets.py``),
 # ``tools/build_pdf.py`` and the tests read.
 LIVE_SCRIPTS = ("book-text.js", "book-model.js", "explorers.js", "positional-explorer.js", "book-trace.js",
-                "stepper.js")
+                "stepper.js", "book-activations.js", "model-explorer.js")
 LM_SCRIPTS = ("book-lm.js", "lm-explorer.js")  # after LIVE_SCRIPTS, on the page with chapter 8's explorer
 
 

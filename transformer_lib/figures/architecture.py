@@ -131,11 +131,57 @@ def _check_blocks(blocks: object) -> None:
         raise ValueError("blocks: expected a non-empty list of Block from architecture_blocks")
 
 
-def architecture_svg(blocks: list[Block], title: str = "The Transformer, from the library's modules") -> str:
+# The modules of a layer's sub-layers, as capture.capture_activations names their blocks.
+SUBLAYER_MODULES = {
+    "self-attention": ("self_attn", "attn_residual"), "masked self-attention": ("self_attn", "self_residual"),
+    "cross-attention": ("cross_attn", "cross_residual"), "feed-forward": ("feed_forward", "ff_residual"),
+}
+
+
+def block_groups(block: Block) -> tuple[str, list[str]]:
+    """The activation blocks a box and each of its rows show (``capture.Activations`` names, up to
+    the last dot): the embedding box ``"src"`` or ``"tgt"``, the output box ``"generator"``, a
+    layer's rows ``"encoder.0.self_attn"``, ``"encoder.0.attn_residual"`` and so on, bottom to top."""
+    if block.name in ("src_embed", "tgt_embed"):
+        return block.name[:3], [block.name[:3]] * len(block.rows)  # the row: its positional encoding
+    if block.name == "generator":
+        return "generator", []
+    layer = block.name.replace(".layers.", ".")
+    labels = [label for label, _ in block.rows]
+    groups = []
+    for i, label in enumerate(labels):
+        if label in SUBLAYER_MODULES:
+            groups.append(f"{layer}.{SUBLAYER_MODULES[label][0]}")
+            continue
+        # pre-norm's "norm" belongs to the sub-layer above it; an "add" or "add & norm" to the one below
+        near = labels[i + 1:] if label == "norm" else labels[i - 1::-1]
+        owner = next(other for other in near if other in SUBLAYER_MODULES)
+        groups.append(f"{layer}.{SUBLAYER_MODULES[owner][1]}")
+    return layer, groups
+
+
+def _box(explorer: bool, link: str, group: str, label: str, inner: str) -> str:
+    """A box or row of the picture: a link to its section, or (the explorer) a button for its block."""
+    if not explorer or not group:
+        return f'<a xlink:href="{escape(link)}">{inner}</a>'
+    return (f'<g class="tc-block" data-block="{escape(group)}" role="button" tabindex="0" '
+            f'aria-label="{escape(label)}: show the chosen token\'s tensor here">{inner}</g>')
+
+
+def architecture_svg(blocks: list[Block], title: str = "The Transformer, from the library's modules",
+                     explorer: bool = False, live_link: str = "") -> str:
     """An SVG of ``blocks`` (from ``architecture_blocks``): two columns, bottom to top, shapes on
-    the arrows, every box and sub-layer a link; the encoder's output feeds each cross-attention."""
+    the arrows, every box and sub-layer a link; the encoder's output feeds each cross-attention.
+    ``explorer=True`` draws the whole-model explorer's figure (``browser.model_explorer``): each
+    box and row a button carrying its blocks' name (``data-block``, :func:`block_groups`).
+    ``live_link`` (the map on the book's first page): each box also links there, to the live figure."""
     check_instance("title", title, str, "a str")
+    check_instance("explorer", explorer, bool, "a bool")
+    check_instance("live_link", live_link, str, "a str (a page address, or empty)")
     _check_blocks(blocks)
+    suffix = "-explorer" if explorer else ""
+    cue = ("click a box (or Tab to it, then Enter) to see the chosen token's tensor there" if explorer
+           else "click a box to read the section that builds it")
     width, column_w, row_h, gap, head = 760, 300, 18, 46, 60
     x_of = {"encoder": 40, "decoder": 420}
     heights = {id(b): 30 + row_h * len(b.rows) for b in blocks}
@@ -153,12 +199,13 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
            '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
            f'width="100%" viewBox="0 0 {width} {height}" '
            f'style="display:block;min-width:{MIN_WIDTH}px;max-width:{width}px" role="group" '
-           f'aria-labelledby="tc-architecture-title" font-family="sans-serif" font-size="12">',
-           f'<title id="tc-architecture-title">{escape(title)}</title><desc>{escape(text_alternative(blocks))}</desc>',
-           '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
+           f'aria-labelledby="tc-architecture-title{suffix}" font-family="sans-serif" font-size="12">',
+           f'<title id="tc-architecture-title{suffix}">{escape(title)}</title>'
+           f'<desc>{escape(text_alternative(blocks))}</desc>',
+           f'<defs><marker id="arrow{suffix}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
            'orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#444"/></marker></defs>',
            f'<text x="{width / 2}" y="{height - 8}" text-anchor="middle" fill="#a33">red: the shape (batch, positions, '
-           'features) measured on each arrow; click a box to read the section that builds it</text>']
+           f'features) measured on each arrow; {cue}</text>']
     top_of_encoder = None
     cross_rows: list[float] = []
     for side, x in x_of.items():
@@ -169,17 +216,26 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
             h = heights[id(block)]
             top = y - gap - h
             mid = x + column_w / 2
-            out.append(f'<line x1="{mid}" y1="{y}" x2="{mid}" y2="{top + h}" stroke="#444" marker-end="url(#arrow)"/>')
+            out.append(f'<line x1="{mid}" y1="{y}" x2="{mid}" y2="{top + h}" stroke="#444" '
+                       f'marker-end="url(#arrow{suffix})"/>')
             out.append(f'<text x="{mid + 6}" y="{y - gap / 2 + 4}" fill="#a33">{_fmt(block.shape_in)}</text>')
             fill = "#eef4fb" if side == "encoder" else "#fbf1e8"
-            out.append(f'<a xlink:href="{escape(block.link)}"><rect x="{x}" y="{top}" width="{column_w}" height="{h}" '
-                       f'rx="6" fill="{fill}" stroke="#345"/><text x="{mid}" y="{top + 19}" text-anchor="middle" '
-                       f'font-weight="bold">{escape(block.title)}</text></a>')
-            for i, (row, link) in enumerate(reversed(block.rows)):  # the first sub-layer sits at the bottom
+            box_group, row_groups = block_groups(block)
+            out.append(_box(explorer and "." not in box_group, block.link, box_group, block.title,
+                            f'<rect x="{x}" y="{top}" width="{column_w}" height="{h}" rx="6" fill="{fill}" '
+                            f'stroke="#345"/><text x="{mid}" y="{top + 19}" text-anchor="middle" '
+                            f'font-weight="bold">{escape(block.title)}</text>'))
+            if live_link:
+                out.append(f'<a xlink:href="{escape(live_link)}" aria-label="{escape(block.title)}: live, with its '
+                           f'numbers"><text x="{x + column_w - 6}" y="{top + 19}" text-anchor="end" fill="#1b4f72" '
+                           'text-decoration="underline">live</text></a>')
+            rows = list(zip(block.rows, row_groups or [""] * len(block.rows), strict=True))
+            for i, ((row, link), group) in enumerate(reversed(rows)):  # the first sub-layer sits at the bottom
                 ry = top + 26 + i * row_h
-                out.append(f'<a xlink:href="{escape(link)}"><rect x="{x + 20}" y="{ry}" width="{column_w - 40}" '
-                           f'height="{row_h - 3}" fill="white" stroke="#99a"/><text x="{mid}" y="{ry + 12}" '
-                           f'text-anchor="middle">{escape(row)}</text></a>')
+                out.append(_box(explorer, link, group, f"{block.title}, {row}",
+                                f'<rect x="{x + 20}" y="{ry}" width="{column_w - 40}" height="{row_h - 3}" '
+                                f'fill="white" stroke="#99a"/><text x="{mid}" y="{ry + 12}" '
+                                f'text-anchor="middle">{escape(row)}</text>'))
                 if row == "cross-attention":
                     cross_rows.append(ry + row_h / 2)
             y = top
@@ -195,7 +251,7 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
     ex = x_of["encoder"] + column_w / 2
     for ry in cross_rows:  # the memory goes to every decoder layer's cross-attention
         out.append(f'<path d="M{ex},{top_of_encoder - 30} L{ex + 170},{top_of_encoder - 30} L{ex + 170},{ry} '
-                   f'L{x_of["decoder"] + 20},{ry}" fill="none" stroke="#2a7" marker-end="url(#arrow)"/>')
+                   f'L{x_of["decoder"] + 20},{ry}" fill="none" stroke="#2a7" marker-end="url(#arrow{suffix})"/>')
     out.append("</svg></div></div>")
     return "\n".join(out)
 

@@ -158,8 +158,8 @@
       return this.lin(`${prefix}.${which}`, x, d, d);
     }
 
-    // One query row against cached keys and values: returns the output (d_model) and the
-    // weights per head (each of length keys.length). Every key is visible (no padding, and
+    // One query row against cached keys and values: returns the output (d_model), the heads'
+    // outputs side by side (concat) and the scores and weights per head (each of length keys.length). Every key is visible (no padding, and
     // a cache holds only the past), so no mask is needed here; attend() masks for the encoder.
     attendRow(prefix, q, keys, values) {
       const d = this.config.d_model;
@@ -168,6 +168,7 @@
       const scale = Math.sqrt(dk);
       const concat = new Float64Array(d);
       const weights = [];
+      const scored = []; // per head, the scores before the softmax (book-activations.js shows them)
       for (let head = 0; head < h; head++) {
         const off = head * dk;
         const scores = new Float64Array(keys.length);
@@ -179,6 +180,7 @@
           scores[j] = s;
           if (s > max) max = s;
         }
+        scored.push(Float64Array.from(scores));
         let sum = 0;
         for (let j = 0; j < keys.length; j++) {
           scores[j] = Math.exp(scores[j] - max);
@@ -190,7 +192,7 @@
         }
         weights.push(scores);
       }
-      return { output: this.project(prefix, "w_o", concat), weights };
+      return { output: this.project(prefix, "w_o", concat), weights, scores: scored, concat };
     }
 
     // Causal self-attention for one new position with a cache of the past (a decoder's sub-layer):

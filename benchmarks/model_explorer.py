@@ -1,0 +1,104 @@
+"""Chapter 6's whole-model explorer in the browser: the model pass per sentence and click to panel.
+
+    python benchmarks/model_explorer.py [--sentences 25] [--clicks 40] [--width 1366]
+
+Serves the minimal page with the explorer (tests/book_browser.model_explorer_page) on 127.0.0.1 and
+opens it in headless chromium. Prints
+
+* the pass per sentence: ``Model.activationsOf`` (book-activations.js: every block of one
+  sentence, the capture's forward pass), median and quartiles over held-out test sentences, after
+  the model is loaded; and ``bookModel.activations`` (the translation first, then the pass);
+* the reader's wait from a click on a box of the figure (its pointerdown's timeStamp) to the frame
+  that shows the redrawn panel (live_model.ARM_JS's clock: the panel's ``tc-drawn`` event, then the
+  next animation frame), over ``--clicks`` clicks on the boxes in turn; and the same for the
+  arrow key that steps to the next block.
+
+Budgets (issue 37): at most 10 ms for the model pass per sentence, at most 50 ms median from a click
+to the drawn panel. Printed, never asserted by a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT))
+from book_browser import LAUNCH_ARGS, chromium_path, model_explorer_page, serve  # noqa: E402
+from live_model import ARM_JS, quartiles  # noqa: E402
+
+from transformer_lib.pretrained import book_corpus  # noqa: E402
+
+PASS_BUDGET_MS = 10.0
+CLICK_BUDGET_MS = 50.0
+EXPLORER = 'div.tc-live[data-explorer="model"]'
+
+PASS_JS = """async (sentences) => {
+  const model = await window.bookModel.load();
+  for (const s of sentences.slice(0, 3)) model.activations(s);  // warm the JIT
+  const passes = [], wholes = [];
+  for (const s of sentences) {
+    const r = model.activations(s);  // translate, then the pass (r.passMs)
+    passes.push(r.passMs);
+    const start = performance.now();
+    await window.bookModel.activations(s);
+    wholes.push(performance.now() - start);
+  }
+  return {passes, wholes};
+}"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sentences", type=int, default=25, help="held-out test sentences to time")
+    parser.add_argument("--clicks", type=int, default=40, help="clicks on the figure's boxes to time")
+    parser.add_argument("--width", type=int, default=1366, help="the page's width (px)")
+    args = parser.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    sentences = [src for src, _ in book_corpus().test[: args.sentences]]
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
+        folder = Path(tmp)
+        name = model_explorer_page(folder)
+        with serve(folder) as base:
+            browser = playwright.chromium.launch(executable_path=chromium_path(), args=LAUNCH_ARGS, headless=True)
+            page = browser.new_page(viewport={"width": args.width, "height": 900})
+            page.goto(base + name, wait_until="load")
+            timing = page.evaluate(PASS_JS, sentences)
+            root = page.locator(EXPLORER)
+            root.get_by_role("button", name="Translate").click()
+            page.wait_for_function("() => document.querySelector('div.tc-live[data-explorer=model] .tc-panel')"
+                                   ".dataset.drawn", timeout=30000)
+            boxes = root.locator(".tc-block")
+            groups = [boxes.nth(i).get_attribute("data-block") for i in range(boxes.count())]
+            clicks, keys = [], []
+            for i in range(args.clicks):
+                box = root.locator(f'.tc-block[data-block="{groups[i % len(groups)]}"]').first
+                box.scroll_into_view_if_needed()
+                page.evaluate(ARM_JS, EXPLORER)
+                box.click()
+                clicks.append(page.evaluate("() => window.__tcClock"))
+                page.evaluate(ARM_JS, EXPLORER)
+                page.keyboard.press("ArrowRight" if i % 2 == 0 else "ArrowLeft")
+                keys.append(page.evaluate("() => window.__tcClock"))
+            browser.close()
+    ok = True
+    for label, values, budget in (("model pass (every block, Model.activationsOf)", timing["passes"], PASS_BUDGET_MS),
+                                  ("translation + pass (bookModel.activations)", timing["wholes"], None),
+                                  (f"click on a box to drawn panel at {args.width} px", clicks, CLICK_BUDGET_MS),
+                                  (f"arrow key to drawn panel at {args.width} px", keys, CLICK_BUDGET_MS)):
+        q1, median, q3 = quartiles(values)
+        print(f"{label}: median {median:.1f} ms, IQR {q1:.1f}-{q3:.1f} ms, max {max(values):.1f} ms over "
+              f"{len(values)}" + (f" (budget {budget:.0f} ms)" if budget else ""))
+        ok = ok and (budget is None or median <= budget)
+    print(f"mean of the pass: {statistics.fmean(timing['passes']):.1f} ms")
+    print("within budget" if ok else "OVER BUDGET")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""The whole-model explorer (browser/static/model-explorer.js) in chromium, offline, against the
+kernel's (browser.model_explorer.ModelExplorer and figures.activations.activation_panel).
+
+* A click on a box of the figure, Enter on a box reached by Tab, and the arrow keys choose blocks
+  on the token's path (figures.activations.token_path); the panel's title (block, stage, token,
+  shape, norm or head) is the kernel's panel's for the same choice; a masked key is named.
+* Odd input (empty, one word, unknown words, 200 words, markup) gets the kernel's messages and the
+  panel keeps its last good sentence; no request leaves 127.0.0.1; axe finds nothing serious;
+  screenshots at 1366 and 390 px (screenshots/live-model-*.png).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from transformer_lib.browser.model_explorer import ModelExplorer
+from transformer_lib.figures.activations import activation_panel
+from transformer_lib.pretrained import book_model
+
+from .book_browser import ROOT, model_explorer_page, serve
+from .reader_checks import axe_violations
+from .test_live_model import Visit
+
+SCREENSHOTS = ROOT / "screenshots"
+EXPLORER = 'div.tc-live[data-explorer="model"]'
+
+
+@pytest.fixture(scope="module")
+def checkpoint():
+    return book_model()
+
+
+@pytest.fixture(scope="module")
+def explorer_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    folder = tmp_path_factory.mktemp("model-explorer")
+    page = model_explorer_page(folder)
+    with serve(folder) as base:
+        yield base + page
+
+
+def _title(page) -> str:
+    return page.locator(f"{EXPLORER} .tc-panel .gtitle").first.text_content(timeout=10000)
+
+
+def _kernel_title(found, block: str, side: str, position: int, head: int = 0) -> str:
+    fig = activation_panel(found.blocks, found.src_tokens, found.tgt_tokens, block, side, position, head)
+    return html.unescape(re.sub("<[^>]+>", "", fig.layout.title.text.replace("<br>", "")))
+
+
+def _wait_drawn(page, block: str, head: int | None = None) -> None:
+    """Until the panel shows ``block`` (and head ``head``), for the token chosen."""
+    page.wait_for_function("([b, h]) => { const p = document.querySelector("
+                           "'div.tc-live[data-explorer=model] .tc-panel');"
+                           " const [block, , head] = (p.dataset.drawn || '').split(' ');"
+                           " return block === b && (h === null || Number(head) === h); }", arg=[block, head],
+                           timeout=20000)
+
+
+def test_the_explorer_follows_a_token_by_mouse_keyboard_and_arrows(checkpoint, browser, explorer_url) -> None:
+    model, src, tgt = checkpoint.model.eval(), checkpoint.src_vocab, checkpoint.tgt_vocab
+    explorer = ModelExplorer(model, src, tgt, sentence="the small dog sleeps")
+    found = explorer.found
+    visit = Visit(browser, explorer_url, width=1366)
+    try:
+        page = visit.page
+        root = page.locator(EXPLORER)
+        root.locator('.tc-block[data-block="encoder.0.self_attn"]').click()  # before any run: it runs first
+        _wait_drawn(page, "encoder.0.self_attn.q")
+        assert root.get_by_label("Block", exact=True).input_value() == "encoder.0.self_attn.q"
+        assert _title(page).replace("\u00a0", " ") == _kernel_title(found, "encoder.0.self_attn.q", "source", 0)
+        for _ in range(3):  # q -> k -> v -> scores
+            page.keyboard.press("ArrowRight")
+        _wait_drawn(page, "encoder.0.self_attn.scores")
+        assert _title(page) == _kernel_title(found, "encoder.0.self_attn.scores", "source", 0)
+        root.get_by_label("Token", exact=True).select_option("target:1")
+        box = root.locator('.tc-block[data-block="decoder.1.self_attn"]')
+        box.focus()
+        page.keyboard.press("Enter")
+        _wait_drawn(page, "decoder.1.self_attn.q")
+        root.get_by_label("Block", exact=True).select_option("decoder.1.self_attn.masked")
+        root.get_by_label("Head", exact=True).select_option(label="3")
+        _wait_drawn(page, "decoder.1.self_attn.masked", head=2)
+        title = _title(page)
+        assert title == _kernel_title(found, "decoder.1.self_attn.masked", "target", 1, head=2)
+        assert "keys masked" in title and root.locator(".tc-panel text", has_text="masked").count() >= 1
+        root.locator('.tc-block[data-block="generator"]').click()
+        _wait_drawn(page, "generator.logits")
+        assert _title(page) == _kernel_title(found, "generator.logits", "target", 1)
+        page.keyboard.press("ArrowLeft")
+        _wait_drawn(page, "decoder.1.ff_residual.norm")
+        root.locator('.tc-block[data-block="src"]').first.click()  # the other column: a source token
+        _wait_drawn(page, "src.token")
+        assert root.get_by_label("Token", exact=True).input_value() == "source:1"
+        assert _title(page) == _kernel_title(found, "src.token", "source", 1)
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / "live-model-1366.png"), full_page=True)
+        violations = axe_violations(page)
+    finally:
+        visit.close()
+    assert not visit.problems, visit.problems
+    assert not violations, violations
+
+
+ODD = {"empty": "", "one word": "we", "unknown": "the zebra sleeps", "200 words": " ".join(["the dog"] * 100),
+       "markup": "<b>the</b> dog <script>x</script>"}
+
+
+def _texts(widget_html: str) -> list[str]:
+    return [html.unescape(re.sub("<[^>]+>", "", m)) for m in re.findall(r"<div[^>]*>.*?</div>", widget_html)]
+
+
+def test_odd_input_gets_the_messages_and_keeps_the_last_good_state(checkpoint, browser, explorer_url) -> None:
+    model, src, tgt = checkpoint.model.eval(), checkpoint.src_vocab, checkpoint.tgt_vocab
+    visit = Visit(browser, explorer_url, width=390)
+    try:
+        page = visit.page
+        root = page.locator(EXPLORER)
+        root.get_by_role("button", name="Translate").click()
+        root.locator('.tc-block[data-block="encoder.1.feed_forward"]').click()
+        _wait_drawn(page, "encoder.1.feed_forward.hidden")
+        page.screenshot(path=str(SCREENSHOTS / "live-model-390.png"), full_page=True)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        for case, text in ODD.items():
+            kernel = ModelExplorer(model, src, tgt, sentence=text)
+            expected = _texts(kernel.messages.value)
+            root.get_by_label("Sentence", exact=True).fill(text)
+            root.get_by_role("button", name="Translate").click()
+            page.wait_for_function("() => !document.querySelector('div.tc-live[data-explorer=model] "
+                                   "button[type=submit]').disabled", timeout=20000)
+            shown = [m.strip() for m in root.locator(".tc-messages .tc-message").all_inner_texts()]
+            assert shown == expected, (case, shown, expected)
+            assert root.locator(".tc-panel .gtitle").count() == 1, case  # the panel is still drawn
+        page.wait_for_timeout(200)
+        assert "feed_forward.hidden" in _title(page) or "src.token" in _title(page)
+        assert root.get_by_label("Block", exact=True).input_value() == "encoder.1.feed_forward.hidden"
+        violations = axe_violations(page)
+    finally:
+        visit.close()
+    assert width <= 390, f"the page is {width} px wide on a 390 px phone"
+    assert not visit.problems, visit.problems
+    assert not violations, violations

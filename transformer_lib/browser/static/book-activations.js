@@ -1,0 +1,150 @@
+/* Every tensor of one translation, in the reader's browser: window.bookModel.activations.
+ *
+ * What transformer_lib.capture.capture_activations returns, computed by book-model.js's own forward
+ * pass (Model.encode and Model.decodeStep), not by a second copy of it: the model runs through a
+ * recorder, an object whose prototype is the model and whose embed, project, attendRow, norm, lin
+ * and logits call the model's and keep what they return (as the Python capture keeps what forward
+ * hooks see). The blocks carry the library's names (encoder.0.self_attn.q, ...), positions first.
+ * tests/test_live_activations.py holds every block equal to the Python capture.
+ */
+(function () {
+  "use strict";
+  const bookModel = window.bookModel;
+  if (!bookModel || bookModel.activations) return;
+  const { Model } = bookModel;
+  const base = Model.prototype;
+
+  const blockName = (prefix) => prefix.replace(".layers.", ".").replace(/^(src|tgt)_embed$/, "$1");
+  const heads = (row, h) => { // (d_model) -> (h, d_k), as MultiHeadAttention.split_heads
+    const dk = row.length / h;
+    return Array.from({ length: h }, (_, i) => Array.from(row.subarray(i * dk, (i + 1) * dk)));
+  };
+
+  function softmax(row) { // torch.softmax over the vocabulary, in float64
+    let max = -Infinity;
+    for (const x of row) if (x > max) max = x;
+    const e = Array.from(row, (x) => Math.exp(x - max));
+    const sum = e.reduce((a, b) => a + b, 0);
+    return e.map((x) => x / sum);
+  }
+
+  // The residuals of a stack in the order they run, then its final norm (pre-norm models have one).
+  function residualChain(cfg, stack) {
+    const names = stack === "encoder" ? ["attn_residual", "ff_residual"] : ["self_residual", "cross_residual", "ff_residual"];
+    const chain = [];
+    const layers = stack === "encoder" ? cfg.n_encoder_layers : cfg.n_decoder_layers;
+    for (let l = 0; l < layers; l++) for (const n of names) chain.push(`${stack}.layers.${l}.${n}`);
+    return chain;
+  }
+
+  // A recorder: the model's forward pass, with what each of its steps returns kept under its block name.
+  function recorder(model) {
+    const cfg = model.config;
+    const h = cfg.n_heads;
+    const blocks = {};
+    const keep = (name, value) => (blocks[name] || (blocks[name] = [])).push(value);
+    const previous = {}; // pre-norm: a norm reads the sum of the residual before it
+    for (const stack of ["encoder", "decoder"]) {
+      const chain = residualChain(cfg, stack);
+      chain.forEach((r, i) => { if (i > 0) previous[`${r}.norm`] = chain[i - 1]; });
+      previous[`${stack}.final_norm`] = chain[chain.length - 1];
+    }
+    const rec = Object.create(model);
+    rec.blocks = blocks;
+    rec.embed = function (prefix, id, pos) {
+      const d = cfg.d_model;
+      const side = blockName(prefix);
+      keep(`${side}.token`, Array.from(this.t(`${prefix}.token.embedding.weight`).subarray(id * d, (id + 1) * d)));
+      const x = base.embed.call(this, prefix, id, pos);
+      keep(`${side}.input`, Array.from(x));
+      return x;
+    };
+    rec.project = function (prefix, which, x) {
+      const y = base.project.call(this, prefix, which, x);
+      if (which !== "w_o") keep(`${blockName(prefix)}.${which.slice(2)}`, heads(y, h)); // W_O: attendRow keeps it
+      return y;
+    };
+    rec.attendRow = function (prefix, q, keys, values) {
+      const r = base.attendRow.call(this, prefix, q, keys, values);
+      const name = blockName(prefix);
+      keep(`${name}.scores`, r.scores.map((row) => Array.from(row)));
+      keep(`${name}.weights`, r.weights.map((row) => Array.from(row)));
+      keep(`${name}.heads`, heads(r.concat, h));
+      keep(`${name}.output`, Array.from(r.output));
+      return r;
+    };
+    rec.norm = function (prefix, x) {
+      const y = base.norm.call(this, prefix, x);
+      const name = blockName(prefix);
+      keep(name, Array.from(y)); // a residual's norm ("<residual>.norm") or a stack's final_norm
+      if (!cfg.norm_first && !name.endsWith("final_norm")) keep(`${name.slice(0, -5)}.sum`, Array.from(x)); // post-norm
+      if (cfg.norm_first && previous[prefix]) keep(`${blockName(previous[prefix])}.sum`, Array.from(x));
+      return y;
+    };
+    rec.lin = function (prefix, x, nOut, nIn) {
+      const y = base.lin.call(this, prefix, x, nOut, nIn);
+      // feedForward applies its ReLU to this very array, in place: what is kept is the hidden layer
+      if (prefix.endsWith(".linear1")) keep(`${blockName(prefix.slice(0, -8))}.hidden`, y);
+      if (prefix.endsWith(".linear2")) keep(`${blockName(prefix.slice(0, -8))}.output`, Array.from(y));
+      return y;
+    };
+    rec.logits = function (x, prefix) {
+      const y = base.logits.call(this, x, prefix);
+      keep(`${prefix}.logits`, Array.from(y));
+      keep(`${prefix}.probabilities`, softmax(y));
+      return y;
+    };
+    return rec;
+  }
+
+  // capture.capture_model_activations on the page: the source ids and the decoder inputs, one pass.
+  Model.prototype.activationsOf = function (srcIds, decoderIds) {
+    const cfg = this.config;
+    const rec = recorder(this);
+    const { memory } = rec.encode(srcIds);
+    const caches = rec.newCache(memory);
+    decoderIds.forEach((id, pos) => rec.logits(rec.decodeStep(id, pos, caches).x, "generator"));
+    const blocks = rec.blocks;
+    for (const name of Object.keys(blocks)) { // the hidden layers, kept as typed arrays, as plain ones
+      if (name.endsWith(".hidden")) blocks[name] = blocks[name].map((row) => Array.from(row));
+    }
+    // Decoder self-attention ran on a cache of the past: its scores for the future keys, which the
+    // causal mask then hides, come from the same attendRow over every key (its scores only are read).
+    for (let l = 0; l < cfg.n_decoder_layers; l++) {
+      const prefix = `decoder.layers.${l}.self_attn`;
+      const name = blockName(prefix);
+      const { keys, values } = caches[l].self;
+      const queries = blocks[`${name}.q`].map((row) => Float64Array.from(row.flat()));
+      blocks[`${name}.scores`] = queries.map((q) => base.attendRow.call(this, prefix, q, keys, values).scores
+        .map((row) => Array.from(row)));
+      blocks[`${name}.masked`] = blocks[`${name}.scores`].map((row, t) =>
+        row.map((scores) => scores.map((s, j) => (j > t ? -Infinity : s))));
+      blocks[`${name}.weights`] = blocks[`${name}.weights`].map((row) =>
+        row.map((weights) => [...weights, ...new Array(decoderIds.length - weights.length).fill(0)]));
+    }
+    for (const name of Object.keys(blocks)) { // no padding in one sentence: the other masks hide nothing
+      if (name.endsWith(".scores") && !blocks[name.replace(/scores$/, "masked")]) {
+        blocks[name.replace(/scores$/, "masked")] = blocks[name].map((row) => row.map((s) => s.slice()));
+      }
+    }
+    return blocks;
+  };
+
+  // The typed text's translation and every block behind it (capture.capture_activations).
+  Model.prototype.activations = function (typed) {
+    const result = this.translate(typed);
+    const tgtIndex = this.tgtIndex || (this.tgtIndex = new Map(this.tgtVocab.map((token, i) => [token, i])));
+    const srcIds = result.src_tokens.map((token) => this.srcIndex.get(token));
+    const decoderIds = result.decoder_tokens.map((token) => tgtIndex.get(token));
+    const started = performance.now();
+    const blocks = this.activationsOf(srcIds, decoderIds);
+    return { ...result, blocks, passMs: performance.now() - started };
+  };
+
+  /** Promise of translate's result plus blocks: {name: [position][...]}, as capture_activations. */
+  bookModel.activations = async function (text) {
+    bookModel.checkText(text); // before loading: an empty box costs no download
+    const model = await bookModel.load();
+    return model.activations(text);
+  };
+})();

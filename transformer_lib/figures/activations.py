@@ -1,0 +1,128 @@
+"""The whole-model explorer's view of one token at one block (chapter 6).
+
+``token_path`` orders the blocks of ``capture.capture_activations`` that one token passes through,
+bottom to top as the whole-model figure draws them (``figures.architecture``); ``activation_panel``
+draws that token's tensor at one block: a heat strip of its values with its norm, or, for the
+scores and weights of an attention, the chosen head's row over the keys with the masked keys named
+(not told by colour alone); the shape of the token's tensor and of the whole block are in the title.
+The page's explorer (``browser/static/model-explorer.js``) draws the same from
+``window.bookModel.activations``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..validation import check_choice, check_instance, check_int
+from .display import BOOK_TEMPLATE, PALETTE
+
+BAR_COLOR = PALETTE[0]
+
+SIDES = ("source", "target")
+# Each module's blocks, in the order the explorer steps through them (and their ranks in a layer).
+STAGES = {"embed": ("token", "input"), "attn": ("q", "k", "v", "scores", "masked", "weights", "heads", "output"),
+          "residual": ("sum", "norm"), "feed_forward": ("hidden", "output"), "generator": ("logits", "probabilities")}
+MODULES = ("self_attn", "attn_residual", "self_residual", "cross_attn", "cross_residual", "feed_forward",
+           "ff_residual", "final_norm")
+STREAMS = {"source": ("src", "encoder"), "target": ("tgt", "decoder", "generator")}
+ROWS = ("scores", "masked", "weights")  # per head, a row over the keys
+STAGE_TITLES = {
+    "token": "token embedding E[id]", "input": "E[id] × √d_model + positional encoding",
+    "q": "query Q (every head)", "k": "key K (every head)", "v": "value V (every head)",
+    "scores": "scores Q·K / √d_k", "masked": "scores after the mask", "weights": "weights: softmax of the scores",
+    "heads": "each head's output (weights · V)", "output": "output", "sum": "residual sum x + sub-layer(x)",
+    "norm": "LayerNorm output", "hidden": "hidden units max(0, x W₁ + b₁)", "logits": "logits over the vocabulary",
+    "probabilities": "softmax: next-token probabilities", "final_norm": "final LayerNorm",
+}
+
+
+def _stage_of(name: str) -> str:
+    return "final_norm" if name.endswith("final_norm") else name.rsplit(".", 1)[1]
+
+
+def _rank(name: str) -> tuple:
+    parts = name.split(".")
+    stream = ("src", "encoder", "tgt", "decoder", "generator").index(parts[0])
+    if parts[0] in ("src", "tgt", "generator"):
+        stages = STAGES["embed" if parts[0] != "generator" else "generator"]
+        return stream, 0, 0, stages.index(parts[1])
+    if parts[1] == "final_norm":
+        return stream, 10 ** 6, 0, 0
+    module = parts[2]
+    kind = "attn" if module.endswith("_attn") else "residual" if module.endswith("_residual") else "feed_forward"
+    return stream, int(parts[1]), MODULES.index(module), STAGES[kind].index(parts[3])
+
+
+def token_path(names: Sequence[str], side: str) -> list[str]:
+    """The block names (of ``Activations.blocks``) a token of ``side`` ("source" or "target")
+    passes through, bottom to top; a target token reads the cross-attention's keys and values
+    (rows of the source), so they are not on its path."""
+    check_choice("side", side, list(SIDES))
+    streams = STREAMS[side]
+    path = [n for n in names if n.split(".")[0] in streams
+            and not (".cross_attn." in n and n.endswith((".k", ".v")))]
+    return sorted(path, key=_rank)
+
+
+def group_of(name: str) -> str:
+    """The box or row of the whole-model figure that draws block ``name`` (``architecture.block_groups``):
+    ``"src"``, ``"tgt"``, ``"generator"``, or a layer's module (``"encoder.0.self_attn"``)."""
+    parts = name.split(".")
+    if parts[0] in ("src", "tgt", "generator"):
+        return parts[0]
+    return name if parts[1] == "final_norm" else ".".join(parts[:3])
+
+
+def keys_of(name: str, src_tokens: Sequence[str], tgt_tokens: Sequence[str]) -> Sequence[str]:
+    """The tokens an attention block's rows run over: the source for the encoder and cross-attention."""
+    return src_tokens if name.startswith("encoder") or ".cross_attn." in name else tgt_tokens
+
+
+def panel_title(name: str, token: str, position: int, shape: tuple, whole: tuple, extra: str) -> str:
+    stage = STAGE_TITLES[_stage_of(name)]
+    return f"<b>{name}</b><br>{stage}<br>“{token}” (position {position}) · shape {shape} of {whole}{extra}"
+
+
+def activation_panel(blocks: Mapping[str, object], src_tokens: Sequence[str], tgt_tokens: Sequence[str],
+                     name: str, side: str, position: int, head: int = 0) -> go.Figure:
+    """Token ``position`` of ``side`` at block ``name`` (a key of ``Activations.blocks``): a heat
+    strip of its values with their norm, or, for scores and weights, head ``head``'s row over the keys."""
+    check_instance("blocks", blocks, Mapping, "capture.Activations.blocks (a dict)")
+    check_choice("side", side, list(SIDES))
+    tokens = src_tokens if side == "source" else tgt_tokens
+    check_choice("name", name, token_path(list(blocks), side))
+    position = check_int("position", position, minimum=0, maximum=len(tokens) - 1)
+    whole = np.asarray(blocks[name], dtype=float)
+    value = whole[position]
+    layout = dict(template=BOOK_TEMPLATE, height=300, margin=dict(l=60, r=20, t=100, b=60))
+    if _stage_of(name) in ROWS:
+        head = check_int("head", head, minimum=0, maximum=value.shape[0] - 1)
+        row = value[head]
+        keys = keys_of(name, src_tokens, tgt_tokens)
+        masked = ~np.isfinite(row)
+        shown = np.where(masked, 0.0, row)
+        labels = [f"{j} {k}" for j, k in enumerate(keys)]
+        fig = go.Figure(go.Bar(x=labels, y=shown, marker_color=BAR_COLOR, name="score",
+                               text=["masked" if m else f"{v:.3f}" for m, v in zip(masked, shown, strict=True)],
+                               textposition="outside", cliponaxis=False,
+                               hovertemplate="key %{x}<br>%{text}<extra></extra>"))
+        extra = f" · head {head + 1}" + (f" · {int(masked.sum())} keys masked (-∞)" if masked.any() else "")
+        fig.update_layout(**layout, title=dict(text=panel_title(name, tokens[position], position,
+                                                                 tuple(value.shape), tuple(whole.shape), extra)))
+        fig.update_xaxes(title_text="key token", type="category")
+        fig.update_yaxes(title_text="weight" if name.endswith("weights") else "score")
+        return fig
+    flat = value.reshape(-1)
+    norm = float(np.linalg.norm(flat))
+    limit = float(np.abs(flat).max()) or 1.0
+    fig = go.Figure(go.Heatmap(z=[flat.tolist()], x=list(range(len(flat))), y=[""], colorscale="RdBu", zmid=0,
+                               zmin=-limit, zmax=limit, colorbar=dict(title=dict(text="value"), thickness=12),
+                               hovertemplate="feature %{x}<br>value %{z:.4f}<extra></extra>"))
+    fig.update_layout(**layout, title=dict(text=panel_title(name, tokens[position], position, tuple(value.shape),
+                                                             tuple(whole.shape), f" · norm {norm:.3f}")))
+    fig.update_xaxes(title_text="feature (heads side by side)" if value.ndim == 2 else "feature")
+    fig.update_yaxes(showticklabels=False)
+    return fig
