@@ -44,24 +44,30 @@ class RelativePositions(nn.Module):
         offset = torch.arange(n_keys, device=device)[None, :] - query_positions  # (T_q, T_k): j - i
         return offset.clamp(-self.max_distance, self.max_distance) + self.max_distance
 
+    def scores(self, query: Tensor, key: Tensor) -> Tensor:
+        """e_ij = q_i . (k_j + a^K_ij) / sqrt(d_k): (B, h, T_q, d_k), (B, h, T_k, d_k) -> (B, h, T_q, T_k)."""
+        self._check(query, key, key)
+        a_key = self.key_table(self.offsets(query.shape[2], key.shape[2], query.device))  # (T_q, T_k, d_k)
+        scores = query @ key.transpose(-2, -1) + torch.einsum("bhqd,qkd->bhqk", query, a_key)
+        return scores / math.sqrt(self.d_k)
+
     def forward(self, query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None,
                 dropout_p: float = 0.0) -> tuple[Tensor, Tensor]:
         """(B, h, T_q, d_k), (B, h, T_k, d_k) x 2 -> output (B, h, T_q, d_k), weights (B, h, T_q, T_k)."""
+        self._check(query, key, value)
+        check_mask("mask", mask, (query.shape[0], query.shape[1], query.shape[2], key.shape[2]))
+        check_probability("dropout_p", dropout_p)
+        weights = masked_softmax(self.scores(query, key), mask)  # (B, h, T_q, T_k)
+        if dropout_p > 0.0:
+            weights = F.dropout(weights, p=dropout_p)
+        a_value = self.value_table(self.offsets(query.shape[2], key.shape[2], query.device))  # (T_q, T_k, d_k)
+        output = weights @ value + torch.einsum("bhqk,qkd->bhqd", weights, a_value)  # (B, h, T_q, d_k)
+        return output, weights
+
+    def _check(self, query: Tensor, key: Tensor, value: Tensor) -> None:
         _check_qkv(query, key, value, dtype=self.key_table.weight.dtype)
         if query.shape[-1] != self.d_k or value.shape[-1] != self.d_k:
             raise ValueError(f"query: expected d_k={self.d_k} for query and value, got shapes "
                              f"{tuple(query.shape)} and {tuple(value.shape)}")
-        batch, heads, n_queries, _ = query.shape
-        n_keys = key.shape[2]
-        if n_keys < n_queries:
-            raise ValueError(f"key: expected at least as many keys as the {n_queries} queries, got {n_keys}")
-        check_mask("mask", mask, (batch, heads, n_queries, n_keys))
-        check_probability("dropout_p", dropout_p)
-        rows = self.offsets(n_queries, n_keys, query.device)
-        a_key, a_value = self.key_table(rows), self.value_table(rows)  # (T_q, T_k, d_k) each
-        scores = query @ key.transpose(-2, -1) + torch.einsum("bhqd,qkd->bhqk", query, a_key)
-        weights = masked_softmax(scores / math.sqrt(self.d_k), mask)  # (B, h, T_q, T_k)
-        if dropout_p > 0.0:
-            weights = F.dropout(weights, p=dropout_p)
-        output = weights @ value + torch.einsum("bhqk,qkd->bhqd", weights, a_value)  # (B, h, T_q, d_k)
-        return output, weights
+        if key.shape[2] < query.shape[2]:
+            raise ValueError(f"key: expected at least as many keys as the {query.shape[2]} queries, got {key.shape[2]}")
