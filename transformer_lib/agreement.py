@@ -21,7 +21,7 @@ from .grammar import NounPhrase, Sentence
 from .lexicon import ADJECTIVES, NOUNS, PRONOUNS
 from .models import DecoderOnlyTransformer, Transformer
 from .oracle import parse_french
-from .validation import check_instance, check_int, check_number, check_sentence
+from .validation import check_bool, check_instance, check_int, check_number, check_sentence
 
 KINDS = ("determiner", "adjective", "verb")
 
@@ -116,11 +116,15 @@ def visible_links(found: SentenceAgreement, causal: bool = True) -> list[Link]:
     return [link for link in found.links if not causal or link.controller < link.dependent]
 
 
-def head_agreement(weights: Sequence[Tensor], links: Sequence[Sequence[Link]], offset: int = 1) -> Tensor:
+def head_agreement(weights: Sequence[Tensor], links: Sequence[Sequence[Link]], offset: int = 1,
+                   predicting: bool = False) -> Tensor:
     """(n_layers, n_heads, n_links) bool: whether each head's largest weight from each link's dependent
     lands on its controller. ``weights``: per layer (B, h, T, T), batch row b holding the sentence of
-    ``links[b]``, its token i at position i + ``offset`` (1 after ``<sos>``)."""
-    check_int("offset", offset, minimum=0)
+    ``links[b]``, its token i at position i + ``offset`` (1 after ``<sos>``). ``predicting=True`` asks
+    from the position that predicts the dependent instead (the one before it, which must know the
+    agreement to write the word)."""
+    check_int("offset", offset, minimum=int(predicting))
+    check_bool("predicting", predicting)
     if not weights or len({w.shape[:2] for w in weights}) != 1:
         raise ValueError("weights: expected one (batch, heads, T, T) tensor per layer, all of one batch and head count")
     if len(links) != weights[0].shape[0]:
@@ -129,14 +133,15 @@ def head_agreement(weights: Sequence[Tensor], links: Sequence[Sequence[Link]], o
     if not rows:
         return torch.zeros(len(weights), weights[0].shape[1], 0, dtype=torch.bool)
     batch = torch.tensor([b for b, _ in rows])
-    query = torch.tensor([link.dependent + offset for _, link in rows])
+    query = torch.tensor([link.dependent + offset - predicting for _, link in rows])
     key = torch.tensor([link.controller + offset for _, link in rows])
     return torch.stack([w[batch, :, query].argmax(dim=-1).T == key for w in weights])  # (L, h, n)
 
 
-def position_baseline(links: Sequence[Link]) -> tuple[int, float]:
-    """The best position-only rule, "look d tokens back", for these links: (d, fraction it gets right)."""
-    distances = torch.tensor([link.dependent - link.controller for link in links])
+def position_baseline(links: Sequence[Link], predicting: bool = False) -> tuple[int, float]:
+    """The best position-only rule, "look d tokens back", for these links: (d, fraction it gets right),
+    from the dependent or (``predicting``) from the position before it."""
+    distances = torch.tensor([link.dependent - predicting - link.controller for link in links])
     if distances.numel() == 0:
         raise ValueError("links: expected at least one link")
     values, counts = distances.unique(return_counts=True)
@@ -144,17 +149,18 @@ def position_baseline(links: Sequence[Link]) -> tuple[int, float]:
     return int(values[best]), counts[best].item() / distances.numel()
 
 
-def linear_probe(train_x: Tensor, train_y: Tensor, test_x: Tensor, test_y: Tensor, ridge: float = 1e-3) -> float:
-    """Test accuracy of a linear classifier (ridge regression to +-1, on standardised features) trained
-    to read the binary label ``y`` (N,) off vectors ``x`` (N, d)."""
+def linear_probe(train_x: Tensor, train_y: Tensor, test_x: Tensor, ridge: float = 1e-3) -> Tensor:
+    """A linear classifier (ridge regression to +-1 on standardised features) trained to read the binary
+    label ``train_y`` (N,) off vectors ``train_x`` (N, d); returns its (M,) bool predictions for ``test_x``."""
     check_number("ridge", ridge, minimum=0.0)
-    for name, x, y in (("train", train_x, train_y), ("test", test_x, test_y)):
-        check_instance(f"{name}_x", x, Tensor, "a (N, d) tensor")
-        check_instance(f"{name}_y", y, Tensor, "an (N,) tensor of 0/1 labels")
-        if x.dim() != 2 or y.shape != x.shape[:1] or x.shape[1] != train_x.shape[1] or x.shape[0] == 0:
-            raise ValueError(f"{name}_x, {name}_y: expected (N, {train_x.shape[1]}) and (N,) with N >= 1, got "
-                             f"{tuple(x.shape)} and {tuple(y.shape)}")
-    mean, std = train_x.mean(0), train_x.std(0).clamp_min(1e-6)
+    for name, x in (("train_x", train_x), ("test_x", test_x)):
+        check_instance(name, x, Tensor, "a (N, d) tensor")
+        if x.dim() != 2 or x.shape[1] != train_x.shape[1] or x.shape[0] == 0:
+            raise ValueError(f"{name}: expected (N, {train_x.shape[1]}) with N >= 1, got {tuple(x.shape)}")
+    check_instance("train_y", train_y, Tensor, "an (N,) tensor of 0/1 labels")
+    if train_y.shape != train_x.shape[:1]:
+        raise ValueError(f"train_y: expected shape ({len(train_x)},) like train_x's rows, got {tuple(train_y.shape)}")
+    mean, std = train_x.double().mean(0), train_x.double().std(0).clamp_min(1e-6)
 
     def design(x: Tensor) -> Tensor:
         return torch.cat([(x.double() - mean) / std, torch.ones(len(x), 1, dtype=torch.float64)], dim=1)
@@ -162,7 +168,7 @@ def linear_probe(train_x: Tensor, train_y: Tensor, test_x: Tensor, test_y: Tenso
     a = design(train_x)
     target = train_y.double() * 2 - 1
     w = torch.linalg.solve(a.T @ a + ridge * len(a) * torch.eye(a.shape[1], dtype=torch.float64), a.T @ target)
-    return ((design(test_x) @ w > 0) == test_y.bool()).double().mean().item()
+    return design(test_x) @ w > 0
 
 
 @torch.no_grad()
