@@ -17,6 +17,7 @@ from torch import Tensor, nn
 
 from .attention import scaled_dot_product_attention
 from .positional_encoding import RotaryEmbedding
+from .relative_position import RelativePositions
 from .validation import (
     check_bool,
     check_divisible,
@@ -103,6 +104,7 @@ class MultiHeadAttention(nn.Module):
         n_heads: int,
         dropout: float = 0.0,
         rotary: RotaryEmbedding | None = None,
+        relative: RelativePositions | None = None,
     ) -> None:
         super().__init__()
         check_positive_int("d_model", d_model)
@@ -115,6 +117,11 @@ class MultiHeadAttention(nn.Module):
         self.w_v = nn.Linear(d_model, d_model)
         self.w_o = nn.Linear(d_model, d_model)
         self.rotary = rotary
+        if relative is not None:  # Shaw et al.'s relative positions, for self-attention
+            check_instance("relative", relative, RelativePositions, "a RelativePositions or None")
+            if relative.d_k != self.d_k:
+                raise ValueError(f"relative: expected d_k={self.d_k} (d_model / n_heads), got {relative.d_k}")
+        self.relative = relative
         # Set by capture_attention(): keep the last (B, h, T_q, T_k) weights for inspection.
         self.keep_weights = False
         self.last_weights: Tensor | None = None
@@ -163,7 +170,10 @@ class MultiHeadAttention(nn.Module):
                 k, v = cache.update(k, v)  # (B, h, T_past + T_k, d_k)
         check_mask("mask", mask, (query.shape[0], self.n_heads, query.shape[1], k.shape[2]))
         dropout = self.dropout if self.training else 0.0
-        out, weights = scaled_dot_product_attention(q, k, v, mask, dropout, need_weights or self.keep_weights)
+        if self.relative is None:
+            out, weights = scaled_dot_product_attention(q, k, v, mask, dropout, need_weights or self.keep_weights)
+        else:
+            out, weights = self.relative(q, k, v, mask, dropout)  # (B, h, T_q, d_k), (B, h, T_q, T_k)
         if self.keep_weights:  # capture_attention() reads them after the forward pass
             self.last_weights = weights.detach()
         return self.w_o(self.merge_heads(out)), (weights if need_weights else None)  # (B, T_q, d_model)
