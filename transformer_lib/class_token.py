@@ -14,6 +14,8 @@ embeddings, image patches, set elements), so the caller embeds its inputs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor, nn
 
@@ -73,15 +75,25 @@ def fit_classifier(model: nn.Module, inputs: Tensor, labels: Tensor, *, steps: i
     if any(len(part) != len(labels) for part in parts):
         raise ValueError(f"labels: expected one per input, got {len(labels)} labels for "
                          f"{[len(p) for p in parts]} inputs")
-    check_positive_int("steps", steps)
     check_positive_int("batch_size", batch_size)
     generator = torch.Generator().manual_seed(seed)
+
+    def batch_loss() -> Tensor:
+        pick = torch.randint(len(labels), (batch_size,), generator=generator)
+        return nn.functional.cross_entropy(model(*(part[pick] for part in parts)), labels[pick])
+
+    return adam_steps(model, batch_loss, steps=steps, lr=lr)
+
+
+def adam_steps(model: nn.Module, batch_loss: Callable[[], Tensor], *, steps: int, lr: float) -> list[float]:
+    """``steps`` Adam steps on the loss ``batch_loss()`` computes (it draws its own batch); the model is left
+    in evaluation mode. Returns the losses."""
+    check_positive_int("steps", steps)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     model.train()
     losses = []
     for _ in range(steps):
-        pick = torch.randint(len(labels), (batch_size,), generator=generator)
-        loss = nn.functional.cross_entropy(model(*(part[pick] for part in parts)), labels[pick])
+        loss = batch_loss()
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
+from .class_token import adam_steps
 from .models import DecoderOnlyTransformer, EncoderOnlyTransformer
 from .tokenization import Vocab, pad_sequences
 from .validation import (
@@ -69,23 +70,16 @@ def train_masked_lm(model: EncoderOnlyTransformer, ids: Tensor, vocab: Vocab, *,
     if model.config.src_vocab_size != mask_id(vocab) + 1:
         raise ValueError(f"model: expected config.src_vocab_size = len(vocab) + 1 = {mask_id(vocab) + 1} "
                          f"(the vocabulary and <mask>), got {model.config.src_vocab_size}")
-    check_positive_int("steps", steps)
     check_positive_int("batch_size", batch_size)
     generator = torch.Generator().manual_seed(seed)
-    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
-    model.train()
-    losses = []
-    for _ in range(steps):
+
+    def batch_loss() -> Tensor:
         batch = ids[torch.randint(len(ids), (batch_size,), generator=generator)]
         inputs, targets = mask_tokens(batch, vocab, rate, generator)
         logits = model(inputs)  # (B, T, vocab + 1)
-        loss = nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        losses.append(loss.item())
-    model.eval()
-    return losses
+        return nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
+
+    return adam_steps(model, batch_loss, steps=steps, lr=lr)
 
 
 def _best_word(logits: Tensor, vocab: Vocab) -> str:
