@@ -1,0 +1,100 @@
+"""Beyond text: an image as a sequence of patches, and a set with no order at all.
+
+The Vision Transformer ([Dosovitskiy et al., 2021]) cuts an image into square patches, flattens each into a
+vector, projects it to ``d_model``: the patches are its tokens. A class token and learned positions go in,
+and the encoder of the translation model does the rest. Here the images are scikit-learn's handwritten
+digits (1,797 greyscale 8x8 images that ship with the package: nothing is downloaded).
+
+* ``load_digit_images``: the digits as a (N, 8, 8) float tensor in [0, 1] and their labels, split in two.
+* ``image_patches``: (B, H, W) -> (B, n_patches, patch * patch), patches in reading order.
+* ``VisionTransformer``: patch projection + ``class_token.ClassTokenClassifier``.
+* ``digit_sets`` / ``SetClassifier``: a set of digit images whose label is their largest digit;
+  the classifier has no positions, so reordering the set cannot change its answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+
+from .class_token import ClassTokenClassifier
+from .config import TransformerConfig
+from .validation import check_ndim, check_positive_int, check_tensor
+
+DIGIT_SIZE = 8  # load_digits' images are 8 x 8, grey levels 0..16
+
+
+@dataclass
+class DigitSplit:
+    train_images: Tensor  # (N_train, 8, 8) in [0, 1]
+    train_labels: Tensor  # (N_train,) digits 0..9
+    test_images: Tensor
+    test_labels: Tensor
+
+
+def load_digit_images(n_test: int = 497, seed: int = 0) -> DigitSplit:
+    """scikit-learn's 1,797 handwritten digits, shuffled with ``seed``, the last ``n_test`` held out."""
+    from sklearn.datasets import load_digits  # a dependency of this chapter only
+
+    check_positive_int("n_test", n_test)
+    digits = load_digits()
+    if n_test >= len(digits.target):
+        raise ValueError(f"n_test: expected fewer than {len(digits.target)} test images, got {n_test}")
+    order = torch.randperm(len(digits.target), generator=torch.Generator().manual_seed(seed))
+    images = torch.tensor(digits.images, dtype=torch.float32)[order] / 16.0
+    labels = torch.tensor(digits.target, dtype=torch.long)[order]
+    cut = len(labels) - n_test
+    return DigitSplit(images[:cut], labels[:cut], images[cut:], labels[cut:])
+
+
+def image_patches(images: Tensor, patch: int) -> Tensor:
+    """(B, H, W) -> (B, (H/patch) * (W/patch), patch * patch): non-overlapping squares, row by row."""
+    check_tensor("images", images)
+    check_ndim("images", images, 3, "(batch, height, width)")
+    check_positive_int("patch", patch)
+    b, h, w = images.shape
+    if h % patch or w % patch:
+        raise ValueError(f"patch: expected a divisor of the image size {h}x{w}, got {patch}")
+    x = images.reshape(b, h // patch, patch, w // patch, patch)  # (B, rows, p, cols, p)
+    return x.permute(0, 1, 3, 2, 4).reshape(b, (h // patch) * (w // patch), patch * patch)
+
+
+class VisionTransformer(nn.Module):
+    """(B, H, W) images -> (B, n_classes) logits: patches as tokens, a class token, the library's encoder."""
+
+    def __init__(self, config: TransformerConfig, n_classes: int, patch: int = 2) -> None:
+        super().__init__()
+        self.patch = check_positive_int("patch", patch)
+        self.project = nn.Linear(patch * patch, config.d_model)  # one patch -> one token vector
+        self.classifier = ClassTokenClassifier(config, n_classes)
+
+    def tokens(self, images: Tensor) -> Tensor:
+        return self.project(image_patches(images, self.patch))  # (B, n_patches, d_model)
+
+    def forward(self, images: Tensor) -> Tensor:
+        return self.classifier(self.tokens(images))
+
+
+def digit_sets(images: Tensor, labels: Tensor, n_sets: int, set_size: int, seed: int = 0) -> tuple[Tensor, Tensor]:
+    """``n_sets`` sets of ``set_size`` digit images drawn at random, (n_sets, set_size, 64), and the
+    largest digit of each set, (n_sets,)."""
+    check_tensor("images", images)
+    check_ndim("images", images, 3, "(n_images, height, width)")
+    check_positive_int("n_sets", n_sets)
+    check_positive_int("set_size", set_size)
+    pick = torch.randint(len(labels), (n_sets, set_size), generator=torch.Generator().manual_seed(seed))
+    return images.flatten(1)[pick], labels[pick].amax(dim=1)
+
+
+class SetClassifier(nn.Module):
+    """(B, k, 64) sets of images -> (B, n_classes): each image one token, no positions (a set)."""
+
+    def __init__(self, config: TransformerConfig, n_classes: int, element_size: int = DIGIT_SIZE ** 2) -> None:
+        super().__init__()
+        self.project = nn.Linear(check_positive_int("element_size", element_size), config.d_model)
+        self.classifier = ClassTokenClassifier(config, n_classes, positions=False)
+
+    def forward(self, sets: Tensor) -> Tensor:
+        return self.classifier(self.project(sets))
