@@ -142,7 +142,7 @@ class ProseClient(NotebookClient):
 
 def execute(path: Path, timeout: int) -> int:
     nb = nbformat.read(path, as_version=4)
-    if notebook_setup.is_chapter(path):  # its set-up cell installs the commit these outputs come from
+    if notebook_setup.is_book_notebook(path):  # its set-up cell installs the commit these outputs come from
         notebook_setup.updated(nb, notebook_setup.executed_commit())
     client = ProseClient(
         nb, kernel_name="python3", timeout=timeout, store_widget_state=True, record_timing=False,
