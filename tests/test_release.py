@@ -48,7 +48,10 @@ def test_the_citation_names_the_book_its_repository_and_licences() -> None:
     assert CITATION["repository-code"] == CONFIG["repository"]["url"]
     assert CITATION["license"] == ["MIT", "CC-BY-4.0"] and PROJECT["license"] == "MIT"
     assert [a["name"] for a in CITATION["authors"]] == [CONFIG["author"]] == [a["name"] for a in PROJECT["authors"]]
-    assert "CITATION.cff" in (ROOT / "book" / "intro.md").read_text(), "the intro says how to cite the book"
+    intro = (ROOT / "book" / "intro.md").read_text()
+    assert "CITATION.cff" in intro, "the intro says how to cite the book"
+    year = str(CITATION["date-released"])[:4]
+    assert f"*{CITATION['authors'][0]['name']} ({year}). {CITATION['title']}, version {CITATION['version']}.*" in intro
 
 
 @pytest.fixture(scope="module")
