@@ -7,7 +7,8 @@
   a link for a browser that does not follow the redirect.
 * The intro's link to the whole book as one PDF: ``tools/build-pdf.sh`` prints the PDF after the
   HTML build, into ``_static/``. A build without it (``tools/build-book.sh`` alone) turns the link
-  into plain text that says how to make the PDF, so no page links a missing file;
+  into plain text that says the PDF is not part of the build (the intro's next words name the
+  script that makes it), so no page links a missing file;
   ``tools/build_pdf.py`` prints the book with the link (in the PDF it loses its address, as every
   link to a file does) and keeps it once the PDF is written there (``link_pdf``).
 """
@@ -22,8 +23,7 @@ from sphinx.application import Sphinx
 PDF = "_static/the-transformer-computed.pdf"  # tools/build_pdf.py writes it here
 INTRO = Path("book") / "intro.html"
 PDF_LINK = '<a href="../_static/the-transformer-computed.pdf">The whole book as one PDF</a>'
-PDF_MISSING = ('<span class="tc-pdf-missing">The whole book as one PDF (not in this build: '
-               '<code>tools/build-pdf.sh</code> makes it)</span>')
+PDF_MISSING = '<span class="tc-pdf-missing">The whole book as one PDF (not part of this build)</span>'
 
 
 def root_redirect(target: str, title: str, favicon: str) -> str:
@@ -56,7 +56,7 @@ def write_site_pages(app: Sphinx, exception: Exception | None) -> None:
     root = app.config.root_doc
     if root != "index":
         favicon = "_static/" + Path(app.config.html_favicon).name
-        (outdir / "index.html").write_text(root_redirect(f"{root}.html", app.config.project, favicon),
+        (outdir / "index.html").write_text(root_redirect(f"{root}.html", app.config.html_title, favicon),
                                            encoding="utf-8")
     if (outdir / INTRO).is_file():
         link_pdf(outdir)
