@@ -250,7 +250,7 @@ def test_every_page_names_both_licences_and_the_root_page_links_the_favicon(site
         html = path.read_text()
         if REDIRECT.search(html):
             continue
-        footer = html[html.rindex("<footer"):]
+        footer = html[html.index('<footer class="bd-footer-content"'):]
         assert 'href="https://creativecommons.org/licenses/by/4.0/">CC BY 4.0</a>' in footer, path.name
         assert 'href="https://opensource.org/license/mit">MIT</a>' in footer, path.name
     root = (site / "index.html").read_text()
