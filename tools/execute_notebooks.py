@@ -14,7 +14,7 @@ A markdown cell's inline expressions (``{eval}`name```, the numbers the prose qu
 stored in the cell's ``user_expressions`` metadata, where JupyterLab (jupyterlab-myst) and the book
 (book/_ext/bound_prose.py) read them; an expression that fails stops the run.
 
-A chapter's set-up cell is written first (tools/notebook_setup.py) with the commit it runs from,
+A notebook's set-up cell is written first (tools/notebook_setup.py) with the commit it runs from,
 which a reader's single notebook installs; the library must be committed (else this stops).
 
 Re-running on unchanged code changes nothing but that commit: widget model ids (random per kernel) are renamed
