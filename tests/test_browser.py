@@ -18,6 +18,7 @@ chromium the test fails with a message saying how to install it.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -255,8 +256,8 @@ def test_every_page_names_both_licences_and_the_root_page_links_the_favicon(site
         assert 'href="https://opensource.org/license/mit">MIT</a>' in footer, path.name
     root = (site / "index.html").read_text()
     assert REDIRECT.search(root).group(1) == "book/intro.html" and "<title>The Transformer, Computed</title>" in root
-    favicon = re.search(r'<link rel="icon" href="([^"]+)"', root).group(1)
-    assert (site / favicon).is_file()
+    favicon = re.search(r'<link rel="icon" href="data:image/svg\+xml;base64,([^"]+)"', root).group(1)
+    assert base64.b64decode(favicon) == (site / "_static" / "favicon.svg").read_bytes()
     intro = (site / "book" / "intro.html").read_text()
     has_pdf = (site / "_static" / "the-transformer-computed.pdf").is_file()
     assert ("the-transformer-computed.pdf\"" in intro) == has_pdf

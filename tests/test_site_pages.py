@@ -3,6 +3,7 @@ a link only while the PDF is in the site (tools/build_pdf.py prints the book wit
 
 from __future__ import annotations
 
+import base64
 import re
 import sys
 from pathlib import Path
@@ -17,10 +18,12 @@ sys.path.remove(str(ROOT / "book" / "_ext"))
 
 
 def test_the_root_page_forwards_with_a_title_and_the_favicon() -> None:
-    page = site_pages.root_redirect("book/intro.html", "The Transformer, Computed", "_static/favicon.svg")
+    svg = (ROOT / "book" / "_static" / "favicon.svg").read_bytes()
+    page = site_pages.root_redirect("book/intro.html", "The Transformer, Computed", svg)
     assert page.startswith("<!DOCTYPE html>") and '<html lang="en">' in page
     assert re.search(r'<meta http-equiv="Refresh" content="0; url=book/intro.html"', page)
-    assert '<link rel="icon" href="_static/favicon.svg">' in page
+    icon = re.search(r'<link rel="icon" href="data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)">', page)
+    assert icon is not None and base64.b64decode(icon.group(1)) == svg  # inline: no request the redirect cuts off
     assert "<title>The Transformer, Computed</title>" in page and '<a href="book/intro.html">' in page
 
 

@@ -4,7 +4,8 @@
   there (when the root is not ``index``), without a favicon link, so a browser asks for
   ``/favicon.ico`` and logs a 404 on every first visit. This writes a complete redirect page first
   (the TOC extension keeps an ``index.html`` that exists): language, title, the book's favicon, and
-  a link for a browser that does not follow the redirect.
+  a link for a browser that does not follow the redirect. The favicon is inline (a ``data:`` URL):
+  the page leaves at once, and a request for a file would be cut off by the redirect.
 * The intro's link to the whole book as one PDF: ``tools/build-pdf.sh`` prints the PDF after the
   HTML build, into ``_static/``. A build without it (``tools/build-book.sh`` alone) turns the link
   into plain text that says the PDF is not part of the build (the intro's next words name the
@@ -15,6 +16,7 @@
 
 from __future__ import annotations
 
+import base64
 import html
 from pathlib import Path
 
@@ -26,13 +28,15 @@ PDF_LINK = '<a href="../_static/the-transformer-computed.pdf">The whole book as 
 PDF_MISSING = '<span class="tc-pdf-missing">The whole book as one PDF (not part of this build)</span>'
 
 
-def root_redirect(target: str, title: str, favicon: str) -> str:
-    """The root page: forwards to ``target`` at once, with a title, the favicon and a plain link."""
+def root_redirect(target: str, title: str, favicon: bytes) -> str:
+    """The root page: forwards to ``target`` at once, with a title, the favicon (an SVG's bytes,
+    inline) and a plain link."""
     target, title = html.escape(target), html.escape(title)
+    icon = "data:image/svg+xml;base64," + base64.b64encode(favicon).decode("ascii")
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Refresh" content="0; url={target}" />\n<title>{title}</title>\n'
-        f'<link rel="icon" href="{html.escape(favicon)}">\n</head>\n'
+        f'<link rel="icon" href="{icon}">\n</head>\n'
         f'<body><p><a href="{target}">{title}</a></p></body>\n</html>\n'
     )
 
@@ -55,7 +59,7 @@ def write_site_pages(app: Sphinx, exception: Exception | None) -> None:
     outdir = Path(app.outdir)
     root = app.config.root_doc
     if root != "index":
-        favicon = "_static/" + Path(app.config.html_favicon).name
+        favicon = (outdir / "_static" / Path(app.config.html_favicon).name).read_bytes()
         (outdir / "index.html").write_text(root_redirect(f"{root}.html", app.config.html_title, favicon),
                                            encoding="utf-8")
     if (outdir / INTRO).is_file():
