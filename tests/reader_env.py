@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 REQUIREMENTS = ROOT / "binder" / "requirements.txt"
 # What the package is built from: the rest of the repository (book/, tests/) stays out of the wheel.
-PACKAGE_FILES = ("pyproject.toml", "README.md", "transformer_lib")
+PACKAGE_FILES = ("pyproject.toml", "README.md", "LICENSE", "transformer_lib")
 COPY_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
 
 
@@ -57,15 +57,24 @@ def build_wheel(into: Path) -> Path:
 
 def reader_venv() -> Path:
     """The reader's environment (created on first use, then reused); its folder."""
-    key = hashlib.sha256(REQUIREMENTS.read_bytes() + sys.version.encode()).hexdigest()[:12]
-    venv = Path(os.environ.get("TRANSFORMER_BOOK_READER_VENV") or Path(tempfile.gettempdir()) / f"book-reader-{key}")
+    # --retries 0: PyTorch's index is unreachable here (the CPU wheel comes from a local folder)
+    return cached_venv("book-reader", ["--retries", "0", "-r", str(REQUIREMENTS)], REQUIREMENTS.read_bytes(),
+                       os.environ.get("TRANSFORMER_BOOK_READER_VENV"))
+
+
+def cached_venv(name: str, pip_arguments: list[str], key: bytes, folder: str | None = None) -> Path:
+    """A private virtual environment with what ``pip install *pip_arguments`` gives, created once per
+    ``key`` (what it installs) and Python version under the temporary folder (or in ``folder``), and
+    reused by later test sessions; its folder. For tools that must not go into the project's own
+    environment (tests/test_release.py's cffconvert pins an old jsonschema)."""
+    digest = hashlib.sha256(key + sys.version.encode()).hexdigest()[:12]
+    venv = Path(folder or Path(tempfile.gettempdir()) / f"{name}-{digest}")
     done = venv / ".installed"
     if not done.exists():
         shutil.rmtree(venv, ignore_errors=True)
         run(sys.executable, "-m", "venv", venv)
-        # --retries 0: PyTorch's index is unreachable here (the CPU wheel comes from a local folder)
-        run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", "--retries", "0", "-r", REQUIREMENTS)
-        done.write_text(REQUIREMENTS.read_text())
+        run(venv / "bin" / "python", "-m", "pip", "install", "--quiet", *pip_arguments)
+        done.write_bytes(key)
     return venv
 
 

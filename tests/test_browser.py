@@ -18,6 +18,7 @@ chromium the test fails with a message saying how to install it.
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from pathlib import Path
@@ -238,3 +239,26 @@ def test_excerpt_links_point_at_the_commit_the_book_was_built_from(site: Path) -
              for m in re.findall(rf'href="{re.escape(REPOSITORY)}/blob/([^/"]+)/transformer_lib/', page.read_text())]
     assert len(links) >= 40, f"{len(links)} excerpt links in the built book (44 excerpts when this was written)"
     assert set(links) == {head.stdout.strip()}
+
+
+def test_every_page_names_both_licences_and_the_root_page_links_the_favicon(site: Path) -> None:
+    """The footer of every page names the text's licence (CC BY 4.0) and the code's (MIT), as
+    LICENSE-TEXT.md and LICENSE state them; index.html, Sphinx's redirect, links the favicon (else
+    a browser logs a 404 for /favicon.ico); the intro links the PDF only where the build has it."""
+    assert "https://creativecommons.org/licenses/by/4.0/" in (ROOT / "LICENSE-TEXT.md").read_text()
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+    for path in html_pages(site):
+        html = path.read_text()
+        if REDIRECT.search(html):
+            continue
+        footer = html[html.index('<footer class="bd-footer-content"'):]
+        assert 'href="https://creativecommons.org/licenses/by/4.0/">CC BY 4.0</a>' in footer, path.name
+        assert 'href="https://opensource.org/license/mit">MIT</a>' in footer, path.name
+    root = (site / "index.html").read_text()
+    assert REDIRECT.search(root).group(1) == "book/intro.html" and "<title>The Transformer, Computed</title>" in root
+    favicon = re.search(r'<link rel="icon" href="data:image/svg\+xml;base64,([^"]+)"', root).group(1)
+    assert base64.b64decode(favicon) == (site / "_static" / "favicon.svg").read_bytes()
+    intro = (site / "book" / "intro.html").read_text()
+    has_pdf = (site / "_static" / "the-transformer-computed.pdf").is_file()
+    assert ("the-transformer-computed.pdf\"" in intro) == has_pdf
+    assert ("(not part of this build)" in intro) != has_pdf

@@ -48,6 +48,8 @@ LINK_HOSTS = {
     "sphinx-doc.org": "the theme's footer credit",
     "jupyterbook.org": "the theme's footer credit",
     "executablebooks.org": "the theme's footer credit",
+    "creativecommons.org": "the licence of the text and figures (the footer, the intro)",
+    "opensource.org": "the code's licence, MIT (the footer)",
 }
 
 WAIT_DRAWN_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].every(p => p.querySelector('.main-svg'))"""

@@ -31,7 +31,10 @@ import yaml
 from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parent.parent
-PDF_NAME = "the-transformer-computed.pdf"
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+from site_pages import PDF, link_pdf  # noqa: E402 -- the build extension that writes the intro's PDF link
+
+PDF_NAME = Path(PDF).name
 PRINT_PAGE = "_print.html"
 PAGE_MM, MARGINS_MM = (210, 297), {"top": 16, "bottom": 18, "left": 14, "right": 14}  # A4, the print's margins
 # A4's text width at 96 px per inch (687 px): the figures are drawn at the size they print, none wider
@@ -184,6 +187,7 @@ def build_pdf(site: Path, output: Path | None = None, chromium: str | None = Non
     import shutil
 
     output = output or site / "_static" / PDF_NAME
+    link_pdf(site, present=True)  # the intro as a reader of the published site sees it
     (site / PRINT_PAGE).write_text(print_page(site, toc_pages()), encoding="utf-8")
     try:
         with _serve(site) as base:
@@ -203,6 +207,7 @@ def build_pdf(site: Path, output: Path | None = None, chromium: str | None = Non
                         launched.close()
     finally:
         (site / PRINT_PAGE).unlink(missing_ok=True)
+        link_pdf(site)  # a link only if the PDF is now in the site
     return output
 
 

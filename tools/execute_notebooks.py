@@ -14,7 +14,7 @@ A markdown cell's inline expressions (``{eval}`name```, the numbers the prose qu
 stored in the cell's ``user_expressions`` metadata, where JupyterLab (jupyterlab-myst) and the book
 (book/_ext/bound_prose.py) read them; an expression that fails stops the run.
 
-A chapter's set-up cell is written first (tools/notebook_setup.py) with the commit it runs from,
+A notebook's set-up cell is written first (tools/notebook_setup.py) with the commit it runs from,
 which a reader's single notebook installs; the library must be committed (else this stops).
 
 Re-running on unchanged code changes nothing but that commit: widget model ids (random per kernel) are renamed
@@ -142,7 +142,7 @@ class ProseClient(NotebookClient):
 
 def execute(path: Path, timeout: int) -> int:
     nb = nbformat.read(path, as_version=4)
-    if notebook_setup.is_chapter(path):  # its set-up cell installs the commit these outputs come from
+    if notebook_setup.is_book_notebook(path):  # its set-up cell installs the commit these outputs come from
         notebook_setup.updated(nb, notebook_setup.executed_commit())
     client = ProseClient(
         nb, kernel_name="python3", timeout=timeout, store_widget_state=True, record_timing=False,

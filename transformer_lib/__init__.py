@@ -19,6 +19,8 @@ This package namespace exports the model pieces. Import the rest from its module
 (tqdm, sacrebleu, plotly, ipywidgets) that a model alone does not need.
 """
 
+from importlib.metadata import PackageNotFoundError, version
+
 from .attention import AdditiveAttention, causal_mask, combine_masks, padding_mask, scaled_dot_product_attention
 from .capture import AttentionMaps, capture_attention
 from .config import PRESETS, TransformerConfig
@@ -45,6 +47,11 @@ from .positional_encoding import (
 from .residual import LayerNorm, Residual, layer_norm
 from .rnn import LSTM, VanillaRNN, gradient_norms_through_time
 
+try:  # pyproject.toml states the version, once; the installed package's metadata carries it
+    __version__ = version("transformer_lib")
+except PackageNotFoundError:  # the checkout on sys.path without an install: no metadata to read
+    __version__ = "unknown"
+
 __all__ = [
     "AdditiveAttention", "AttentionMaps", "Decoder", "DecoderLayer", "DecoderLayerCache", "DecoderOnlyTransformer",
     "Encoder", "EncoderLayer", "EncoderOnlyTransformer", "InputEmbedding", "KVCache", "LSTM",
@@ -53,5 +60,5 @@ __all__ = [
     "TokenEmbedding", "Transformer", "TransformerConfig", "VanillaRNN", "capture_attention",
     "causal_mask", "combine_masks", "count_parameters", "gradient_norms_through_time",
     "layer_norm", "padding_mask", "parameter_count", "relative_position_map",
-    "scaled_dot_product_attention", "sinusoidal_table",
+    "scaled_dot_product_attention", "sinusoidal_table", "__version__",
 ]
