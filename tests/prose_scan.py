@@ -51,11 +51,12 @@ PAPER_CONSTANTS = {
 IDENTITIES = {"0", "1"}  # "sums to 1", "mean 0", "T = 1": the identities of arithmetic, not results
 UNITS = (r"(?:%|percent|points?|times|minutes?|seconds?|hours?|days?|steps?|epochs?|[kMG]B|bytes?|"
          r"parameters?|million|thousand|sentences?|tokens?|words?|seeds?|runs?|gradients?)\b")
+COUNTED = r"(?:words?|steps?|tokens?|sentences?|gradients?)"  # "between two words": counted, not measured
 WORDS = ("two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
          "seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand "
          "million billion several dozen dozens").split()
 WORD_VALUES = {w: str(v) for v, w in enumerate(WORDS[:19], start=2)} | {
-    w: str(v) for v, w in zip(range(20, 100, 10), WORDS[19:27], strict=True)}
+    w: str(v) for v, w in zip(range(30, 100, 10), WORDS[19:26], strict=True)}
 NUMBER_WORD = re.compile(r"(?<!\d )\b(?:a few|a couple of|(?:" + "|".join(WORDS) + r"))(?:[ -](?:" + "|".join(WORDS)
                          + r"|hundred|thousand|million))*\s+(?:of\s+)?" + UNITS, re.I)
 MATH = [re.compile(r"\$\$(.*?)\$\$", re.S), re.compile(r"\{math\}`([^`]*)`"), re.compile(r"\$([^$]+?)\$")]
@@ -212,8 +213,11 @@ def typed_numbers(path: Path, nb: dict | None = None) -> list[Typed]:
         for start, number, why in sorted(candidates):
             if why.startswith("a number written"):
                 value = WORD_VALUES.get(number.lower().replace("-", " ").split()[0])
-                if value is not None and re.fullmatch(r"\w+\s+" + UNITS, number) and value in settings:
-                    continue  # a setting's value written out: "three seeds"
+                single = value is not None and re.fullmatch(r"\w+\s+" + UNITS, number)
+                if single and (value in settings or value in PAPER_CONSTANTS):
+                    continue  # a setting's value written out ("three seeds"), the paper's ("twelve hours")
+                if single and int(value) <= 12 and re.search(COUNTED + r"$", number):
+                    continue  # a count of things, not a measurement: "two words", "three steps"
             elif allowed(number) and not (canonical(number) in IDENTITIES and re.match(
                     r"\s*" + UNITS, original[start + len(number):] if why == "typed in prose" else "")):
                 continue

@@ -119,7 +119,9 @@ def test_formulas_are_scanned_for_values_and_arithmetic() -> None:
 
 def test_numbers_written_as_words_are_scanned() -> None:
     assert _found("The model is ahead by several points.") == ["several points"]
-    assert _found("It takes twenty minutes, a few hundred steps.") == ["twenty minutes", "a few hundred steps"]
+    assert _found("It takes thirty minutes, a few hundred steps.") == ["thirty minutes", "a few hundred steps"]
+    assert _found("Between two words, three steps.") == []  # counted things
+    assert _found("Ahead by three points.") == ["three points"]  # a measurement
     assert _found("Three seeds agree.", "seeds = 3") == []  # a setting's value, written out
     assert _found("Three seeds agree.") == ["Three seeds"]
     assert _found("The two layers and a few heads.") == []  # no measured quantity
