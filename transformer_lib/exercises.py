@@ -32,11 +32,29 @@ def check_sequential_steps(words: int, layers: int, pipelined: int, unpipelined:
     return f"right: {pipelined} steps pipelined, {unpipelined} without; one self-attention layer: 1"
 
 
-def check_longest_wavelength(base: float, positions: int) -> str:
+def check_xavier_row_norm_ratio(vocab: int, d_models: tuple[int, ...], falls: bool, seed: int = 0) -> str:
+    """Chapter 2, exercise 3: the norm of a Xavier-initialised embedding row over the positional
+    encoding's ``sqrt(d_model / 2)`` is about ``2 / sqrt(vocab + d_model)`` (within 5%), falling as
+    ``d_model`` grows (``falls``: the reader's answer)."""
+    torch.manual_seed(seed)
+    ratios = []
+    for d_model in d_models:
+        weight = torch.nn.init.xavier_uniform_(torch.empty(vocab, d_model))
+        ratio = weight.norm(dim=1).mean().item() / math.sqrt(d_model / 2)
+        if not math.isclose(ratio, 2 / math.sqrt(vocab + d_model), rel_tol=0.05):
+            raise AssertionError(f"d_model={d_model}: the ratio is {ratio:.3f}, not 2/sqrt(V+d)")
+        ratios.append(ratio)
+    _agree("falls", falls, ratios == sorted(ratios, reverse=True))
+    return "right: ratios " + ", ".join(f"{r:.3f}" for r in ratios) + " for d_model " + ", ".join(map(str, d_models))
+
+
+def check_longest_wavelength(base: float, positions: int, sentence: int) -> str:
     """Chapter 3, exercise 1: with base ``base`` the slowest pair's wavelength approaches ``base * 2 pi``
-    positions (rounded)."""
+    positions (rounded), shorter than a ``sentence``-position sentence."""
     _agree("positions", positions, round(base * 2 * math.pi))
-    return f"right: about {positions} positions"
+    if positions >= sentence:
+        raise AssertionError(f"sentence: a wavelength of {positions} is not shorter than {sentence} positions")
+    return f"right: about {positions} positions, shorter than the sentence's {sentence}"
 
 
 def check_scores_divided_by_d_k(d_k: int, keys: int, max_deviation: float, seed: int = 0) -> str:
@@ -50,6 +68,19 @@ def check_scores_divided_by_d_k(d_k: int, keys: int, max_deviation: float, seed:
         raise AssertionError(f"max_deviation: the weights are up to {deviation:.3f} from 1/{keys}, "
                              f"not within {max_deviation}")
     return f"right: every weight within {deviation:.3f} of 1/{keys}"
+
+
+def check_heads_must_divide(d_model: int, n_heads: int, refused: bool) -> str:
+    """Chapter 5, exercise 1: whether ``MultiHeadAttention(d_model, n_heads)`` is refused (a ``ValueError``)."""
+    from .multi_head_attention import MultiHeadAttention
+
+    try:
+        MultiHeadAttention(d_model, n_heads)
+        was_refused = False
+    except ValueError:
+        was_refused = True
+    _agree("refused", refused, was_refused)
+    return f"right: MultiHeadAttention({d_model}, {n_heads}) is " + ("refused" if refused else "built")
 
 
 def check_base_layer_parameters(attention: int, feed_forward: int, encoder_layer: int, decoder_layer: int) -> str:
