@@ -47,6 +47,7 @@ PAPER_CONSTANTS = {
     "50": "section 6.1, input length + 50", "5": "section 6.1, 5 checkpoints averaged (base)",
     "20": "section 6.1, 20 checkpoints averaged (big)", "1024": "Table 3, big d_model", "4096": "Table 3, big d_ff",
     "16": "Table 3, big h", "0.3": "Table 3, big EN-DE P_drop",
+    "1.2": "Table 3, row (D): no dropout loses 1.2 BLEU (24.6 against 25.8)",
 }
 IDENTITIES = {"0", "1"}  # "sums to 1", "mean 0", "T = 1": the identities of arithmetic, not results
 UNITS = (r"(?:%|percent|points?|times|minutes?|seconds?|hours?|days?|steps?|epochs?|[kMG]B|bytes?|"
@@ -57,8 +58,10 @@ WORDS = ("two three four five six seven eight nine ten eleven twelve thirteen fo
          "million billion several dozen dozens").split()
 WORD_VALUES = {w: str(v) for v, w in enumerate(WORDS[:19], start=2)} | {
     w: str(v) for v, w in zip(range(30, 100, 10), WORDS[19:26], strict=True)}
-NUMBER_WORD = re.compile(r"(?<!\d )\b(?:a few|a couple of|(?:" + "|".join(WORDS) + r"))(?:[ -](?:" + "|".join(WORDS)
-                         + r"|hundred|thousand|million))*\s+(?:of\s+)?" + UNITS, re.I)
+MULTIPLIERS = ("hundred", "thousand", "million", "billion")  # a number word only after another: "a few hundred"
+STARTS = [w for w in WORDS if w not in MULTIPLIERS]
+NUMBER_WORD = re.compile(r"(?<!\d )\b(?:a few|a couple of|an?(?= (?:" + "|".join(MULTIPLIERS + ("dozen",)) + r"))|(?:"
+                         + "|".join(STARTS) + r"))(?:[ -](?:" + "|".join(WORDS) + r"))*\s+(?:of\s+)?" + UNITS, re.I)
 MATH = [re.compile(r"\$\$(.*?)\$\$", re.S), re.compile(r"\{math\}`([^`]*)`"), re.compile(r"\$([^$]+?)\$")]
 OPERATORS = re.compile(r"\\(?:approx|cdot|times|quad|qquad|le|ge|leq|geq|ln|log|exp|sqrt|frac|left|right|big|Big|"
                        r"dots|ldots|mathrm|text|[,;! ])(?![A-Za-z])")  # no variables: \ln 330 \approx 5.8 is arithmetic

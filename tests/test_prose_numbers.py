@@ -125,6 +125,8 @@ def test_numbers_written_as_words_are_scanned() -> None:
     assert _found("Three seeds agree.", "seeds = 3") == []  # a setting's value, written out
     assert _found("Three seeds agree.") == ["Three seeds"]
     assert _found("The two layers and a few heads.") == []  # no measured quantity
+    assert _found("Of {eval}`m` million parameters.") == []  # a bound number's multiplier
+    assert _found("A million parameters, a thousand tokens.") == ["A million parameters", "a thousand tokens"]
 
 
 def test_paper_constants_are_one_list_with_sections() -> None:
