@@ -80,8 +80,11 @@ def check_bound_values(path: Path, nb: dict) -> None:
             assert expression in stored, (f"{path.name} cell {index}: no stored value for {{eval}}`{expression}` "
                                           "(re-execute with tools/execute_notebooks.py)")
             value = stored[expression]
-            if not any(ch.isdigit() for ch in value) or prose_scan.allowed(value):
-                continue
+            numbers = prose_scan.NUMBER.findall(value)
+            settings = prose_scan.code_numbers(nb)
+            if not numbers or all(prose_scan.allowed(n.rstrip(".,")) or prose_scan.variants(n.rstrip(".,")) & settings
+                                  for n in numbers):
+                continue  # only identities, paper constants or settings ("1 and 4"): typed, they pass by rule
             if prose_scan.variants(value) & prose_scan.code_numbers(nb):
                 continue  # a bound an assert states too ("0.95 and more"): typing it is allowed
             typed = copy.deepcopy(nb)
