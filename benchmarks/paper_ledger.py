@@ -52,9 +52,6 @@ from transformer_lib.training import train  # noqa: E402
 
 DEFAULT_STEPS = 400
 DEFAULT_OUT = harness.REPO_ROOT / "book" / "data" / "paper_ledger.json"
-# The paper's base model kept its last 5 checkpoints, written 10 minutes apart, of 12 hours and
-# 100000 steps: one every 1400 steps or so. Scaled to our budget, as a fraction of training.
-PAPER_CHECKPOINT_FRACTION = (10 / (12 * 60))
 MEASURES = ("valid_loss", "exact_match", "bleu")
 # An effect this large (in exact match, 0 to 1) on seed 0 is not in doubt: its other seeds are skipped
 # (the budget goes to the small effects, where the spread over seeds decides what the effect is).
@@ -114,7 +111,7 @@ def run_one(job: tuple[str, int, int]) -> dict:
 
     models: list = []
     snapshots: list[dict] = []
-    interval = max(1, round(steps * PAPER_CHECKPOINT_FRACTION))
+    interval = paper.checkpoint_interval(steps)
     average = paper.PAPER["checkpoints_averaged"]
     keep = {steps - interval * k for k in range(average)}
 

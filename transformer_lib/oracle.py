@@ -10,7 +10,6 @@ agreement, elision, contraction and word order are checked by the same code that
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from itertools import product
@@ -173,8 +172,11 @@ def classify_sentence(sentence: str, training: Collection[str]) -> str:
     return "new" if makes_sense(reading) else "nonsense"
 
 
-def _repeats(words: list[str]) -> Counter:
-    return Counter(tuple(words[i:i + 2]) for i in range(len(words) - 1))
+def _loops(words: list[str]) -> set[tuple[str, ...]]:
+    """The runs of words immediately followed by themselves: ("sur", "la", "table") in "sur la table sur la
+    table"."""
+    return {tuple(words[i:i + n]) for n in range(1, len(words) // 2 + 1) for i in range(len(words) - 2 * n + 1)
+            if words[i:i + n] == words[i + n:i + 2 * n]}
 
 
 def _lemma(word: str) -> tuple[str, str]:
@@ -182,30 +184,35 @@ def _lemma(word: str) -> tuple[str, str]:
 
 
 def classify_error(hypothesis: str, reference: str) -> str:
-    """One of ``ERROR_KINDS`` for a wrong translation, first that applies:
+    """One of ``ERROR_KINDS`` for a wrong translation ``hypothesis`` of ``reference``, the first that
+    applies. Both are compared word by word; a word's *lexeme* is the adjective, noun, verb or determiner
+    it is a form of (petites and petit share one; le, la, l' and les share "the"; un and une share "a").
 
-    - "repetition": a pair of words occurs twice or more, and more often than in the reference (the
-      decoder looped);
+    - "repetition": the output has a run of words immediately followed by the same run ("sur la table
+      sur la table", "mange mange") that the reference does not have: the decoder looped. A phrase that
+      occurs twice but not back to back ("le chat mange le chat") is no loop;
     - "dropped phrase": the output is the reference with two or more consecutive words left out (what
       is left may change form: "n'est pas froid" for "n'est pas sur la table froide");
-    - "agreement": same words but for the form of some (petites for petits): same lexeme, other form;
-    - "copied phrase": every word added or replaced is (a form of) a word the reference has elsewhere:
-      the decoder took it from another phrase of the sentence;
-    - "other".
+    - "agreement": the same lexemes in the same places, some in another form, and the output is not a
+      sentence the grammar makes (``parse_french`` finds none): its forms disagree ("table noires"). A
+      change the grammar accepts ("les chats mangent" for "le chat mange") says something else: "other";
+    - "copied phrase": the words that replace or add to the reference (the shortest edit) include one
+      that is not a determiner, and each of those is (a form of) a word the reference has elsewhere: the
+      decoder took it from another phrase of the sentence. A wrong determiner alone is not a copy;
+    - "other": none of these.
     """
     h = check_sentence("hypothesis", hypothesis).split()
     r = check_sentence("reference", reference).split()
     if h == r:
         raise ValueError(f"hypothesis: expected a wrong translation, got the reference itself {hypothesis!r}")
-    in_reference = _repeats(r)
-    if any(count >= 2 and count > in_reference[pair] for pair, count in _repeats(h).items()):
+    if _loops(h) - _loops(r):
         return "repetition"
     lemmas = [_lemma(w) for w in h]
     gap = len(r) - len(h)
     if gap >= 2 and any(lemmas == [_lemma(w) for w in r[:i] + r[i + gap:]] for i in range(len(h) + 1)):
         return "dropped phrase"
     if len(h) == len(r) and all(_lemma(a) == _lemma(b) for a, b in zip(h, r, strict=True)):
-        return "agreement"
+        return "agreement" if parse_french(hypothesis) is None else "other"
     # the words the output has that the reference has not at that place: the shortest edit
     prefix = next((i for i, (a, b) in enumerate(zip(h, r, strict=False)) if a != b), min(len(h), len(r)))
     suffix = 0
@@ -213,7 +220,8 @@ def classify_error(hypothesis: str, reference: str) -> str:
         suffix += 1
     added = h[prefix:len(h) - suffix]
     elsewhere = {_lemma(w) for w in r[:prefix] + r[len(r) - suffix:]}
-    if added and all(_lemma(w) in elsewhere for w in added if _lemma(w)[0] != "determiner"):
+    content = [w for w in added if _lemma(w)[0] != "determiner"]
+    if content and all(_lemma(w) in elsewhere for w in content):
         return "copied phrase"
     return "other"
 

@@ -53,6 +53,17 @@ PAPER_RESULTS: dict[str, object] = {
 }
 
 
+# The paper's base model averaged its last 5 checkpoints, written 10 minutes apart in 12 hours of training
+# (section 6.1, section 5.2); benchmarks/paper_ledger.py keeps them the same fraction of its own training apart.
+PAPER_CHECKPOINT_FRACTION = 10 / (12 * 60)
+
+
+def checkpoint_interval(steps: int) -> int:
+    """The steps between two averaged checkpoints of a ``steps``-step run, as the paper's fraction of its
+    training (at least 1)."""
+    return max(1, round(steps * PAPER_CHECKPOINT_FRACTION))
+
+
 def _default(function: Callable, name: str) -> object:
     """A parameter's default value, read from the function's signature."""
     return inspect.signature(function).parameters[name].default

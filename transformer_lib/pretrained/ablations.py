@@ -96,6 +96,9 @@ def validation_loss(model: Transformer, corpus: Corpus) -> float:
     return total / count
 
 
+ABLATION_TEST_PAIRS = 500  # the test pairs each variant translates
+
+
 def run_ablation(
     ablation: Ablation,
     steps: int = ABLATION_STEPS,
@@ -104,8 +107,8 @@ def run_ablation(
     dtype: torch.dtype = torch.float32,
 ) -> AblationResult:
     """Train ``ablation`` for ``steps`` steps (``train_book_model`` with its recipe and change), then
-    measure its validation loss and its greedy exact match on ``eval_pairs`` (the first 500 test
-    pairs unless given). The model is built, trained and measured in ``dtype``, whatever the
+    measure its validation loss and its greedy exact match on ``eval_pairs`` (the first ``ABLATION_TEST_PAIRS``
+    test pairs unless given). The model is built, trained and measured in ``dtype``, whatever the
     default dtype is (chapter 6 analyses the shipped model in float64)."""
     check_instance("ablation", ablation, Ablation, "an ablations.Ablation")
     check_positive_int("steps", steps)
@@ -113,7 +116,7 @@ def run_ablation(
     if not dtype.is_floating_point:
         raise ValueError(f"dtype: expected a floating-point dtype, got {dtype}")
     corpus = book_corpus(ablation.recipe.seed, ablation.recipe.n_pairs) if corpus is None else corpus
-    pairs = corpus.test[:500] if eval_pairs is None else check_pairs("eval_pairs", eval_pairs)
+    pairs = corpus.test[:ABLATION_TEST_PAIRS] if eval_pairs is None else check_pairs("eval_pairs", eval_pairs)
     default_dtype = torch.get_default_dtype()
     torch.set_default_dtype(dtype)  # the model's parameters, and every tensor training makes
     try:
