@@ -1,5 +1,6 @@
 """Score every head of the shipped translator and language model against the grammar's agreement links,
-and probe every layer for gender and number; write book/data/agreement_heads.json (chapter 5 reads it).
+and probe every layer for gender and number; write transformer_lib/pretrained/agreement_heads.json
+(package data, so that a chapter downloaded alone finds it; chapter 5 reads it).
 
     python tools/agreement_heads.py          # about a minute on one core
 
@@ -19,6 +20,7 @@ import torch
 
 from transformer_lib.agreement import (
     KINDS,
+    STORED_SCORES,
     agreement,
     head_agreement,
     layer_states,
@@ -30,7 +32,7 @@ from transformer_lib.capture import capture_attention
 from transformer_lib.lexicon import NOUNS
 from transformer_lib.pretrained import book_corpus, book_lm, book_model
 
-OUTPUT = Path(__file__).resolve().parents[1] / "book" / "data" / "agreement_heads.json"
+OUTPUT = Path(__file__).resolve().parents[1] / "transformer_lib" / "pretrained" / STORED_SCORES
 RECHECK = 60  # the chapter recomputes the scores of the first RECHECK test sentences live
 PROBE_TRAIN = 3000  # training sentences for the probes
 NOUN_FORMS = {form for noun in NOUNS.values() for form in (noun.fr, noun.fr_plural)}

@@ -6,13 +6,18 @@ and number of its subject. ``agreement`` reads them off a sentence the grammar g
 ``oracle.parse_french``); ``head_agreement`` asks, for every head, whether the largest weight from
 the agreeing word (the query) lands on the word it agrees with; ``position_baseline`` is the best a
 head that looks a fixed number of tokens back could do; ``linear_probe`` asks whether a layer's
-vectors encode gender or number linearly.
+vectors encode gender or number linearly. ``stored_head_scores`` reads what ``tools/agreement_heads.py``
+computed with them over the whole test split for the shipped models (package data, so that a chapter
+downloaded alone finds it too).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -24,6 +29,13 @@ from .oracle import parse_french
 from .validation import check_bool, check_instance, check_int, check_number, check_sentence
 
 KINDS = ("determiner", "adjective", "verb")
+STORED_SCORES = "agreement_heads.json"  # in transformer_lib/pretrained, written by tools/agreement_heads.py
+
+
+def stored_head_scores() -> dict[str, Any]:
+    """The head scores and probes of the shipped translator and language model over the test split,
+    as ``tools/agreement_heads.py`` stored them (chapter 5 reads them and re-checks a part live)."""
+    return json.loads(resources.files("transformer_lib.pretrained").joinpath(STORED_SCORES).read_text())
 
 
 @dataclass(frozen=True)
