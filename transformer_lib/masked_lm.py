@@ -41,7 +41,10 @@ def encode_sentences(sentences: Sequence[str], vocab: Vocab) -> Tensor:
     return pad_sequences([vocab.encode(check_sentence("sentences", s)) for s in sentences], vocab.pad_id)
 
 
-def mask_tokens(ids: Tensor, vocab: Vocab, rate: float = 0.15, generator: torch.Generator | None = None
+BERT_MASK_RATE = 0.15  # Devlin et al. (2019), section 3.1: the share of positions BERT hides
+
+
+def mask_tokens(ids: Tensor, vocab: Vocab, rate: float = BERT_MASK_RATE, generator: torch.Generator | None = None
                 ) -> tuple[Tensor, Tensor]:
     """BERT's corruption: (inputs, targets). ``rate`` of the real tokens are chosen (at least one per
     sentence); of those 80% become ``<mask>``, 10% a random word, 10% stay. ``targets`` holds the
@@ -64,7 +67,7 @@ def mask_tokens(ids: Tensor, vocab: Vocab, rate: float = 0.15, generator: torch.
 
 
 def train_masked_lm(model: EncoderOnlyTransformer, ids: Tensor, vocab: Vocab, *, steps: int,
-                    batch_size: int = 64, lr: float = 2e-3, rate: float = 0.15, seed: int = 0) -> list[float]:
+                    batch_size: int = 64, lr: float = 2e-3, rate: float = BERT_MASK_RATE, seed: int = 0) -> list[float]:
     """Adam on the masked-word cross-entropy, fresh masks for every batch; returns the losses."""
     check_instance("model", model, EncoderOnlyTransformer, "an EncoderOnlyTransformer")
     if model.config.src_vocab_size != mask_id(vocab) + 1:
