@@ -38,7 +38,7 @@ TOOLS = {"jupyter-book", "sphinx", "sphinxcontrib-bibtex", "pytest", "nbval", "p
          "brotli"}  # brotli: the book's build writes its subset icon fonts as woff2
 # Pinned only in the development requirements (tools/execute_notebooks.py's; jupyter-server pulls its own).
 # fonttools too: pinned for the build's font subsetting, and a reader's image gets it through matplotlib.
-DEV_TOOLS = TOOLS | {"nbclient", "nbformat", "fonttools"}
+DEV_TOOLS = TOOLS | {"nbclient", "nbformat", "fonttools", "build", "twine"}
 INTERFACE = {"jupyter-server", "jupyterlab", "jupyterlab-myst"}  # what a reader's JupyterLab needs pinned
 CUDA = re.compile(r"^(nvidia-.*|cuda-.*|triton)$")
 
