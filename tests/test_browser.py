@@ -65,9 +65,11 @@ READY_JS = """([state, expected]) => {
 
 # The figures a live explorer draws (transformer_lib/browser/static): the attention explorer its maps
 # (and, with the replay, the training curve), the positional explorer one, the stepper its candidates
-# and the cross-attention row, the language-model explorer its bars and its maps.
-LIVE_FIGURES = {"attention": 1, "positional": 1, "stepper": 2, "lm": 2}
-LIVE_EXPLORER = re.compile(r'<div class="tc-live" data-explorer="(\w+)">'
+# and the cross-attention row, the language-model explorer its bars and its maps; the whole-model explorer
+# none on arrival (its figure is SVG; its panel is drawn on the first click, which fetches the model).
+LIVE_FIGURES = {"attention": 1, "positional": 1, "stepper": 2, "lm": 2, "model": 0}
+# The build gives each explorer an id, the target of the page's skip links (book/_ext/reader_view.py)
+LIVE_EXPLORER = re.compile(r'<div class="tc-live" data-explorer="(\w+)"(?: id="[\w-]+")?>'
                            r'<script type="application/json" class="tc-live-state">(.*?)</script>', re.DOTALL)
 
 
