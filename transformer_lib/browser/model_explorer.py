@@ -27,6 +27,7 @@ from ..figures.activations import (
     STAGE_TITLES,
     _stage_of,
     activation_panel,
+    check_block_name,
     group_of,
     token_path,
 )
@@ -34,7 +35,7 @@ from ..figures.architecture import architecture_blocks, architecture_svg
 from ..figures.display import PALETTE
 from ..models import Transformer
 from ..tokenization import Vocab
-from ..validation import check_instance, shorten
+from ..validation import check_instance, check_int, shorten
 from .explorers import _message, _sentence_case, _show_in, read_sentence, reading_notes
 from .page import live_explorer_html
 from .theme import MESSAGES
@@ -44,12 +45,13 @@ HIGHLIGHT = PALETTE[1]  # the chosen box's outline (and its thicker stroke: not 
 
 
 def block_label(name: str) -> str:
-    return f"{name}: {STAGE_TITLES[_stage_of(name)]}"
+    return f"{name}: {STAGE_TITLES[_stage_of(check_block_name('name', name))]}"
 
 
 def block_paths(model: Transformer) -> dict[str, list[str]]:
     """Each side's path through the blocks (``figures.activations.token_path``): the block names
     depend on the model only, so a one-token pass finds them."""
+    check_instance("model", model, Transformer, "a transformer_lib.models.Transformer")
     device = next(model.parameters()).device
     one = torch.tensor([[model.config.pad_id + 1]], device=device)
     names = list(capture_model_activations(model, one, one))
@@ -58,10 +60,11 @@ def block_paths(model: Transformer) -> dict[str, list[str]]:
 
 def explorer_svg(model: Transformer, chosen: str = "") -> str:
     """The whole-model figure as the explorer draws it, with the group of block ``chosen`` outlined."""
+    check_instance("chosen", chosen, str, "a block name of capture.Activations, or '' (none)")
     svg = architecture_svg(architecture_blocks(model), title=TITLE, explorer=True)
     if not chosen:
         return svg
-    group = group_of(chosen)
+    group = group_of(check_block_name("chosen", chosen))
     style = (f'<style>.tc-block[data-block="{html.escape(group)}"] rect {{stroke:{HIGHLIGHT};stroke-width:4}}'
              "</style>")
     return style + svg
@@ -157,6 +160,7 @@ class ModelExplorer:
 
     def go(self, step: int) -> None:
         """The previous (-1) or next (+1) block on the token's path, kept inside it."""
+        step = check_int("step", step, minimum=-1, maximum=1)
         names = [name for _, name in self.block.options]
         if names:
             self.block.value = names[min(max(names.index(self.block.value) + step, 0), len(names) - 1)]

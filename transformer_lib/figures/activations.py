@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..validation import check_choice, check_instance, check_int
+from ..validation import check_choice, check_instance, check_int, check_token_list, shorten
 from .display import BOOK_TEMPLATE, PALETTE
 
 BAR_COLOR = PALETTE[0]
@@ -28,6 +28,7 @@ STAGES = {"embed": ("token", "input"), "attn": ("q", "k", "v", "scores", "masked
 MODULES = ("self_attn", "attn_residual", "self_residual", "cross_attn", "cross_residual", "feed_forward",
            "ff_residual", "final_norm")
 STREAMS = {"source": ("src", "encoder"), "target": ("tgt", "decoder", "generator")}
+_SIDE_TOKENS = {"source": "src_tokens", "target": "tgt_tokens"}  # each side's tokens, as arguments name them
 ROWS = ("scores", "masked", "weights")  # per head, a row over the keys
 STAGE_TITLES = {
     "token": "token embedding E[id]", "input": "E[id] × √d_model + positional encoding",
@@ -56,10 +57,27 @@ def _rank(name: str) -> tuple:
     return stream, int(parts[1]), MODULES.index(module), STAGES[kind].index(parts[3])
 
 
-def token_path(names: Sequence[str], side: str) -> list[str]:
+def check_block_name(argument: str, name: object) -> str:
+    """``name`` is a block name of ``capture.Activations`` ("encoder.0.self_attn.q", "src.token")."""
+    check_instance(argument, name, str, "a block name of capture.Activations (a str)")
+    parts = name.split(".")
+    try:
+        _rank(name)
+        known = len(parts) == (2 if parts[0] in ("src", "tgt", "generator") or parts[1] == "final_norm" else 4)
+    except (ValueError, IndexError):
+        known = False
+    if not known:
+        raise ValueError(f"{argument}: expected a block name of capture.Activations, such as "
+                         f"'encoder.0.self_attn.q', got {shorten(name)!r}")
+    return name
+
+
+def token_path(names: Sequence[str], side: str, argument: str = "names") -> list[str]:
     """The block names (of ``Activations.blocks``) a token of ``side`` ("source" or "target")
     passes through, bottom to top; a target token reads the cross-attention's keys and values
-    (rows of the source), so they are not on its path."""
+    (rows of the source), so they are not on its path. ``argument`` names ``names`` in an error."""
+    for i, name in enumerate(check_token_list(argument, names, item="block name")):
+        check_block_name(f"{argument}[{i}]", name)
     check_choice("side", side, list(SIDES))
     streams = STREAMS[side]
     path = [n for n in names if n.split(".")[0] in streams
@@ -70,7 +88,7 @@ def token_path(names: Sequence[str], side: str) -> list[str]:
 def group_of(name: str) -> str:
     """The box or row of the whole-model figure that draws block ``name`` (``architecture.block_groups``):
     ``"src"``, ``"tgt"``, ``"generator"``, or a layer's module (``"encoder.0.self_attn"``)."""
-    parts = name.split(".")
+    parts = check_block_name("name", name).split(".")
     if parts[0] in ("src", "tgt", "generator"):
         return parts[0]
     return name if parts[1] == "final_norm" else ".".join(parts[:3])
@@ -78,11 +96,12 @@ def group_of(name: str) -> str:
 
 def keys_of(name: str, src_tokens: Sequence[str], tgt_tokens: Sequence[str]) -> Sequence[str]:
     """The tokens an attention block's rows run over: the source for the encoder and cross-attention."""
+    check_block_name("name", name)
     return src_tokens if name.startswith("encoder") or ".cross_attn." in name else tgt_tokens
 
 
 def panel_title(name: str, token: str, position: int, shape: tuple, whole: tuple, extra: str) -> str:
-    stage = STAGE_TITLES[_stage_of(name)]
+    stage = STAGE_TITLES[_stage_of(check_block_name("name", name))]
     return f"<b>{name}</b><br>{stage}<br>“{token}” (position {position}) · shape {shape} of {whole}{extra}"
 
 
@@ -92,16 +111,24 @@ def activation_panel(blocks: Mapping[str, object], src_tokens: Sequence[str], tg
     strip of its values with their norm, or, for scores and weights, head ``head``'s row over the keys."""
     check_instance("blocks", blocks, Mapping, "capture.Activations.blocks (a dict)")
     check_choice("side", side, list(SIDES))
+    check_choice("name", name, token_path(list(blocks), side, argument="blocks"))
+    src_tokens = check_token_list("src_tokens", src_tokens)
+    tgt_tokens = check_token_list("tgt_tokens", tgt_tokens)
     tokens = src_tokens if side == "source" else tgt_tokens
-    check_choice("name", name, token_path(list(blocks), side))
-    position = check_int("position", position, minimum=0, maximum=len(tokens) - 1)
     whole = np.asarray(blocks[name], dtype=float)
+    if len(tokens) != len(whole):
+        raise ValueError(f"{_SIDE_TOKENS[side]}: expected {len(whole)} tokens, one per row of block {name}, "
+                         f"got {len(tokens)}")
+    position = check_int("position", position, minimum=0, maximum=len(tokens) - 1)
     value = whole[position]
     layout = dict(template=BOOK_TEMPLATE, height=300, margin=dict(l=60, r=20, t=100, b=60))
     if _stage_of(name) in ROWS:
         head = check_int("head", head, minimum=0, maximum=value.shape[0] - 1)
         row = value[head]
         keys = keys_of(name, src_tokens, tgt_tokens)
+        if len(keys) != len(row):
+            which = "src_tokens" if keys is src_tokens else "tgt_tokens"
+            raise ValueError(f"{which}: expected {len(row)} tokens, one per key of block {name}, got {len(keys)}")
         masked = ~np.isfinite(row)
         shown = np.where(masked, 0.0, row)
         labels = [f"{j} {k}" for j, k in enumerate(keys)]

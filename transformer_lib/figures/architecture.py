@@ -142,6 +142,7 @@ def block_groups(block: Block) -> tuple[str, list[str]]:
     """The activation blocks a box and each of its rows show (``capture.Activations`` names, up to
     the last dot): the embedding box ``"src"`` or ``"tgt"``, the output box ``"generator"``, a
     layer's rows ``"encoder.0.self_attn"``, ``"encoder.0.attn_residual"`` and so on, bottom to top."""
+    check_instance("block", block, Block, "a Block of architecture_blocks")
     if block.name in ("src_embed", "tgt_embed"):
         return block.name[:3], [block.name[:3]] * len(block.rows)  # the row: its positional encoding
     if block.name == "generator":

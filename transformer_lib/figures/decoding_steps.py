@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Mapping
 
 import plotly.graph_objects as go
 
 from ..decoding_steps import SearchTrace
-from ..validation import check_instance, check_int
+from ..validation import check_instance, check_int, check_number
 from .display import BOOK_TEMPLATE
 
 CHOSEN, KEPT, ENDS = "chosen", "kept", "ends"
@@ -56,6 +57,12 @@ def candidate_marks(trace: SearchTrace, step: int) -> list[list[str]]:
 
 def total_log_prob(beam: dict, probability: float) -> float:
     """What beam search ranks a candidate by: its beam's log-probability plus the candidate's own."""
+    check_instance("beam", beam, Mapping, "a beam of a SearchTrace step (a dict with 'log_prob')")
+    if "log_prob" not in beam:
+        raise ValueError(f"beam: expected a beam of a SearchTrace step, with 'log_prob', got keys {list(beam)[:5]}")
+    check_number("beam['log_prob']", beam["log_prob"], allow_inf=True)
+    if not 0.0 <= check_number("probability", probability) <= 1.0:
+        raise ValueError(f"probability: expected a probability in [0, 1], got {probability}")
     return beam["log_prob"] + (math.log(probability) if probability > 0 else -math.inf)
 
 
@@ -68,6 +75,7 @@ def _bar_text(beam: dict, probability: float, mark: str, scored: bool) -> str:
 
 def beam_rule_html(trace: SearchTrace) -> str:
     """The kept/dropped rule of beam search, in one sentence (empty for greedy decoding)."""
+    check_instance("trace", trace, SearchTrace, "a decoding_steps.SearchTrace")
     if trace.beam_size == 1:
         return ""
     return (f"<p class='tc-rule'>Beam search keeps a candidate by its total log p (in brackets: its beam's log p "
