@@ -26,7 +26,16 @@ from .grammar import NounPhrase, Sentence
 from .lexicon import ADJECTIVES, NOUNS, PRONOUNS
 from .models import DecoderOnlyTransformer, Transformer
 from .oracle import parse_french
-from .validation import check_bool, check_instance, check_int, check_number, check_sentence
+from .validation import (
+    check_bool,
+    check_finite,
+    check_instance,
+    check_int,
+    check_ndim,
+    check_number,
+    check_sentence,
+    check_token_ids,
+)
 
 KINDS = ("determiner", "adjective", "verb")
 STORED_SCORES = "agreement_heads.json"  # in transformer_lib/pretrained, written by tools/agreement_heads.py
@@ -125,6 +134,8 @@ def agreement(french: str) -> SentenceAgreement:
 
 def visible_links(found: SentenceAgreement, causal: bool = True) -> list[Link]:
     """The links a query can see: with causal attention, only controllers before their dependent."""
+    check_instance("found", found, SentenceAgreement, "a SentenceAgreement (from agreement())")
+    check_bool("causal", causal)
     return [link for link in found.links if not causal or link.controller < link.dependent]
 
 
@@ -135,13 +146,26 @@ def head_agreement(weights: Sequence[Tensor], links: Sequence[Sequence[Link]], o
     ``links[b]``, its token i at position i + ``offset`` (1 after ``<sos>``). ``predicting=True`` asks
     from the position that predicts the dependent instead (the one before it, which must know the
     agreement to write the word)."""
-    check_int("offset", offset, minimum=int(predicting))
     check_bool("predicting", predicting)
-    if not weights or len({w.shape[:2] for w in weights}) != 1:
-        raise ValueError("weights: expected one (batch, heads, T, T) tensor per layer, all of one batch and head count")
+    check_int("offset", offset, minimum=int(predicting))
+    check_instance("weights", weights, list | tuple, "a list of (batch, heads, T, T) tensors, one per layer")
+    for i, w in enumerate(weights):
+        check_ndim(f"weights[{i}]", w, 4, "(batch, heads, T, T)")
+        if not w.is_floating_point() or w.shape[-1] != w.shape[-2] or w.shape[-1] == 0:
+            raise ValueError(f"weights[{i}]: expected floating-point (batch, heads, T, T) weights with T >= 1, "
+                             f"got {w.dtype} of shape {tuple(w.shape)}")
+        check_finite(f"weights[{i}]", w)
+    if not weights or len({w.shape for w in weights}) != 1:
+        raise ValueError("weights: expected one (batch, heads, T, T) tensor per layer, all of one shape")
+    check_instance("links", links, list | tuple, "one list of Links per batch row")
     if len(links) != weights[0].shape[0]:
         raise ValueError(f"links: expected one list per batch row ({weights[0].shape[0]}), got {len(links)}")
-    rows = [(b, link) for b, row in enumerate(links) for link in row]
+    rows = [(b, link) for b, row in enumerate(links) for link in _check_links(f"links[{b}]", row)]
+    size = weights[0].shape[-1]
+    for _, link in rows:
+        if not 0 <= link.controller + offset < size or not 0 <= link.dependent + offset - predicting < size:
+            raise ValueError(f"links: expected links within the {size} positions of weights at offset {offset}, "
+                             f"got {link}")
     if not rows:
         return torch.zeros(len(weights), weights[0].shape[1], 0, dtype=torch.bool)
     batch = torch.tensor([b for b, _ in rows])
@@ -150,9 +174,18 @@ def head_agreement(weights: Sequence[Tensor], links: Sequence[Sequence[Link]], o
     return torch.stack([w[batch, :, query].argmax(dim=-1).T == key for w in weights])  # (L, h, n)
 
 
+def _check_links(name: str, links: object) -> Sequence[Link]:
+    check_instance(name, links, list | tuple, "a list of Links")
+    for i, link in enumerate(links):
+        check_instance(f"{name}[{i}]", link, Link, "a Link")
+    return links
+
+
 def position_baseline(links: Sequence[Link], predicting: bool = False) -> tuple[int, float]:
     """The best position-only rule, "look d tokens back", for these links: (d, fraction it gets right),
     from the dependent or (``predicting``) from the position before it."""
+    _check_links("links", links)
+    check_bool("predicting", predicting)
     distances = torch.tensor([link.dependent - predicting - link.controller for link in links])
     if distances.numel() == 0:
         raise ValueError("links: expected at least one link")
@@ -165,13 +198,17 @@ def linear_probe(train_x: Tensor, train_y: Tensor, test_x: Tensor, ridge: float 
     """A linear classifier (ridge regression to +-1 on standardised features) trained to read the binary
     label ``train_y`` (N,) off vectors ``train_x`` (N, d); returns its (M,) bool predictions for ``test_x``."""
     check_number("ridge", ridge, minimum=0.0)
+    check_ndim("train_x", train_x, 2, "(N, d)")
     for name, x in (("train_x", train_x), ("test_x", test_x)):
         check_instance(name, x, Tensor, "a (N, d) tensor")
+        check_finite(name, x)
         if x.dim() != 2 or x.shape[1] != train_x.shape[1] or x.shape[0] == 0:
             raise ValueError(f"{name}: expected (N, {train_x.shape[1]}) with N >= 1, got {tuple(x.shape)}")
     check_instance("train_y", train_y, Tensor, "an (N,) tensor of 0/1 labels")
     if train_y.shape != train_x.shape[:1]:
         raise ValueError(f"train_y: expected shape ({len(train_x)},) like train_x's rows, got {tuple(train_y.shape)}")
+    if not bool(((train_y == 0) | (train_y == 1)).all()):
+        raise ValueError(f"train_y: expected 0/1 labels, got values {train_y.unique().tolist()!r:.60}")
     mean, std = train_x.double().mean(0), train_x.double().std(0).clamp_min(1e-6)
 
     def design(x: Tensor) -> Tensor:
@@ -191,8 +228,11 @@ def layer_states(model: Transformer | DecoderOnlyTransformer, ids: Tensor,
     its source, ``src_ids`` (B, S); a ``DecoderOnlyTransformer`` reads ``ids`` alone."""
     check_instance("model", model, (Transformer, DecoderOnlyTransformer), "a Transformer or DecoderOnlyTransformer")
     translator = isinstance(model, Transformer)
+    check_token_ids("ids", ids, model.config.tgt_vocab_size)
     if translator and src_ids is None:
         raise ValueError("src_ids: a Transformer needs its source ids, got None")
+    if translator:
+        check_token_ids("src_ids", src_ids, model.config.src_vocab_size)
     embed, layers = (model.tgt_embed, model.decoder.layers) if translator else (model.embed, model.blocks.layers)
     states: list[Tensor] = []
     hooks = [m.register_forward_hook(lambda _m, _i, out: states.append(out.detach())) for m in (embed, *layers)]

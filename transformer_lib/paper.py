@@ -24,7 +24,7 @@ import torch
 
 from . import decoding, evaluation, positional_encoding, training
 from .pretrained import recipe
-from .validation import check_token_list
+from .validation import check_positive_int, check_token_list
 
 # The paper's values for the switches, read by the benchmark (``None``: the paper has none).
 PAPER: dict[str, object] = {
@@ -61,6 +61,7 @@ PAPER_CHECKPOINT_FRACTION = 10 / (12 * 60)
 def checkpoint_interval(steps: int) -> int:
     """The steps between two averaged checkpoints of a ``steps``-step run, as the paper's fraction of its
     training (at least 1)."""
+    check_positive_int("steps", steps)
     return max(1, round(steps * PAPER_CHECKPOINT_FRACTION))
 
 

@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import _check_qkv, masked_softmax
-from .validation import check_mask, check_positive_int, check_probability
+from .validation import check_device, check_mask, check_positive_int, check_probability
 
 
 class RelativePositions(nn.Module):
@@ -40,6 +40,7 @@ class RelativePositions(nn.Module):
         cache), the queries are the last n_queries positions, as in ``causal_mask``."""
         check_positive_int("n_queries", n_queries)
         check_positive_int("n_keys", n_keys)
+        device = None if device is None else check_device("device", device)
         query_positions = torch.arange(n_keys - n_queries, n_keys, device=device)[:, None]  # (T_q, 1)
         offset = torch.arange(n_keys, device=device)[None, :] - query_positions  # (T_q, T_k): j - i
         return offset.clamp(-self.max_distance, self.max_distance) + self.max_distance

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..validation import check_instance
+from ..validation import check_instance, check_number
 from .display import BOOK_TEMPLATE
 
 
@@ -19,13 +19,19 @@ def head_agreement_figure(rates: Mapping[str, Sequence[Sequence[float]]], baseli
     check_instance("title", title, str, "a str")
     if not isinstance(rates, Mapping) or not rates:
         raise TypeError("rates: expected a non-empty mapping of label -> (layers, heads) rates")
+    check_instance("baselines", baselines, Mapping, "a mapping of label -> the position rule's rate")
     panels = []
     for label, grid in rates.items():
-        rows = [list(map(float, row)) for row in grid]
+        name = f"rates[{label!r}]"
+        check_instance(name, grid, Sequence, "a (layers, heads) grid of rates")
+        rows = [[check_number(name, v) for v in check_instance(name, row, Sequence, "a row of rates")]
+                for row in grid]
         if not rows or len({len(row) for row in rows}) != 1 or not all(0 <= v <= 1 for row in rows for v in row):
             raise ValueError(f"rates[{label!r}]: expected a non-empty (layers, heads) grid of rates in [0, 1]")
         if label not in baselines:
-            raise ValueError(f"baselines: expected a rate for {label!r}, got labels {sorted(baselines)}")
+            raise ValueError(f"baselines: expected a rate for {label!r}, got labels {list(baselines)!r:.60}")
+        if not 0 <= check_number(f"baselines[{label!r}]", baselines[label]) <= 1:
+            raise ValueError(f"baselines[{label!r}]: expected a rate in [0, 1], got {baselines[label]}")
         panels.append((label, rows))
     fig = make_subplots(rows=1, cols=len(panels), horizontal_spacing=0.14, subplot_titles=[
         f"{html.escape(label)}<br>(position rule: {100 * baselines[label]:.0f}%)" for label, _ in panels])
