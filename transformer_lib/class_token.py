@@ -22,7 +22,19 @@ from torch import Tensor, nn
 from .attention import padding_mask
 from .config import TransformerConfig
 from .models import EncoderOnlyTransformer
-from .validation import check_bool, check_features, check_instance, check_ndim, check_positive_int, check_tensor
+from .validation import (
+    check_bool,
+    check_features,
+    check_id_dtype,
+    check_instance,
+    check_int,
+    check_module_call,
+    check_ndim,
+    check_number,
+    check_positive_int,
+    check_tensor,
+    check_token_ids,
+)
 
 
 class ClassTokenClassifier(nn.Module):
@@ -67,20 +79,14 @@ def fit_classifier(model: nn.Module, inputs: Tensor, labels: Tensor, *, steps: i
                    lr: float = 3e-3, seed: int = 0) -> list[float]:
     """Train ``model`` (inputs -> logits) with Adam and cross-entropy on seeded random batches; returns the
     losses. ``inputs`` may be a tensor or a tuple of tensors, each with the examples on dimension 0."""
-    parts = inputs if isinstance(inputs, tuple) else (inputs,)
-    for part in parts:
-        check_tensor("inputs", part)
-    check_tensor("labels", labels)
-    check_ndim("labels", labels, 1, "(n_examples,)")
-    if any(len(part) != len(labels) for part in parts):
-        raise ValueError(f"labels: expected one per input, got {len(labels)} labels for "
-                         f"{[len(p) for p in parts]} inputs")
+    parts = _check_examples(model, inputs, labels)
     check_positive_int("batch_size", batch_size)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(check_int("seed", seed))
 
     def batch_loss() -> Tensor:
         pick = torch.randint(len(labels), (batch_size,), generator=generator)
-        return nn.functional.cross_entropy(model(*(part[pick] for part in parts)), labels[pick])
+        return nn.functional.cross_entropy(_logits(model, parts, labels[pick], pick),
+                                           labels[pick].long())
 
     return adam_steps(model, batch_loss, steps=steps, lr=lr)
 
@@ -88,8 +94,11 @@ def fit_classifier(model: nn.Module, inputs: Tensor, labels: Tensor, *, steps: i
 def adam_steps(model: nn.Module, batch_loss: Callable[[], Tensor], *, steps: int, lr: float) -> list[float]:
     """``steps`` Adam steps on the loss ``batch_loss()`` computes (it draws its own batch); the model is left
     in evaluation mode. Returns the losses."""
+    check_instance("model", model, nn.Module, "a torch.nn.Module")
+    if not callable(batch_loss):
+        raise TypeError(f"batch_loss: expected a function that returns the loss, got {type(batch_loss).__name__}")
     check_positive_int("steps", steps)
-    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+    optimiser = torch.optim.Adam(model.parameters(), lr=check_number("lr", lr, positive=True))
     model.train()
     losses = []
     for _ in range(steps):
@@ -105,6 +114,36 @@ def adam_steps(model: nn.Module, batch_loss: Callable[[], Tensor], *, steps: int
 @torch.no_grad()
 def accuracy(model: nn.Module, inputs: Tensor | tuple[Tensor, ...], labels: Tensor) -> float:
     """Share of ``labels`` the model's largest logit names."""
-    parts = inputs if isinstance(inputs, tuple) else (inputs,)
+    parts = _check_examples(model, inputs, labels)
     model.eval()
-    return (model(*parts).argmax(-1) == labels).float().mean().item()
+    return (_logits(model, parts, labels).argmax(-1) == labels).float().mean().item()
+
+
+def _check_examples(model: nn.Module, inputs: Tensor | tuple[Tensor, ...], labels: Tensor) -> tuple[Tensor, ...]:
+    """The model, its inputs (a tensor or a tuple of tensors) and one class label per example."""
+    parts = inputs if isinstance(inputs, tuple) else (inputs,)
+    check_module_call("model", model, parts, "a classifier (inputs -> logits)")
+    for part in parts:
+        check_tensor("inputs", part)
+        if part.dim() == 0:
+            raise ValueError("inputs: expected the examples on dimension 0, got a 0-D tensor")
+    check_ndim("labels", labels, 1, "(n_examples,)")
+    check_id_dtype("labels", labels)
+    if len(labels) == 0 or any(len(part) != len(labels) for part in parts):
+        raise ValueError(f"labels: expected one per input, got {len(labels)} labels for "
+                         f"{[len(p) for p in parts]} inputs")
+    return parts
+
+
+def _logits(model: nn.Module, parts: tuple[Tensor, ...], labels: Tensor, pick: Tensor | None = None) -> Tensor:
+    """``model``'s logits for the examples ``pick`` (None: all); an input the model refuses is named ``inputs``,
+    a label that is not one of its classes ``labels``."""
+    try:
+        logits = model(*(part if pick is None else part[pick] for part in parts))
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"inputs: the model refused them: {error}") from error
+    except RuntimeError as error:  # torch's own, from deep inside: a model of another width than the inputs
+        raise ValueError(f"inputs: the model could not read them (is it the model for these inputs?): "
+                         f"{str(error).splitlines()[0]:.200}") from error
+    check_token_ids("labels", labels.long()[None], logits.shape[-1])
+    return logits

@@ -33,7 +33,16 @@ from .grammar import NounPhrase
 from .lexicon import ADJECTIVES, NOUNS
 from .oracle import parse_french
 from .tokenization import Vocab, pad_sequences
-from .validation import check_instance, check_iterable, check_positive_int, check_sentence, check_token_list
+from .validation import (
+    check_index,
+    check_instance,
+    check_iterable,
+    check_number,
+    check_positive_int,
+    check_sentence,
+    check_token_ids,
+    check_token_list,
+)
 
 FORMS = ("masculine singular", "feminine singular", "masculine plural", "feminine plural")  # Adjective.forms' order
 _FRENCH_ADJECTIVES = {form: a for a in ADJECTIVES.values() for form in a.forms}
@@ -91,7 +100,8 @@ def agreement_examples(sentences: Sequence[str]) -> list[AgreementExample]:
 
 def correct(example: AgreementExample, choice: int) -> bool:
     """Whether form ``choice`` is the word the grammar wrote (two forms may be spelled alike: "rouge")."""
-    return example.forms[choice] == example.forms[example.label]
+    check_instance("example", example, AgreementExample, "an AgreementExample")
+    return example.forms[check_index("choice", choice, len(FORMS))] == example.forms[example.label]
 
 
 def bigram_table(sentences: Sequence[str]) -> Counter:
@@ -119,11 +129,19 @@ def _row_totals(table: Counter) -> Counter:
     return totals
 
 
+def _words(name: str, words: Sequence[str]) -> list[str]:
+    """A non-empty list of words: a choice needs a previous word, and forms to choose from."""
+    words = check_token_list(name, words, "word")
+    if not words:
+        raise ValueError(f"{name}: expected at least one word, got none")
+    return words
+
+
 def bigram_choice(table: Counter, prefix: Sequence[str], forms: Sequence[str]) -> int:
     """The form the previous word was most often followed by (the first form on a tie)."""
     check_instance("table", table, Counter, "a Counter from bigram_table")
-    last = check_token_list("prefix", prefix, "word")[-1]
-    counts = [table[(last, form)] for form in check_token_list("forms", forms, "form")]
+    last = _words("prefix", prefix)[-1]
+    counts = [table[(last, form)] for form in _words("forms", forms)]
     return counts.index(max(counts))
 
 
@@ -131,9 +149,9 @@ def skip_vote_choice(table: Counter, prefix: Sequence[str], forms: Sequence[str]
                      totals: Counter | None = None) -> int:
     """Every earlier word votes with P(form | that word earlier in the sentence); the most votes win."""
     check_instance("table", table, Counter, "a Counter from skip_bigram_table")
-    totals = _row_totals(table) if totals is None else totals
+    totals = _row_totals(table) if totals is None else check_instance("totals", totals, Counter, "a Counter")
     words = check_token_list("prefix", prefix, "word")
-    votes = [sum(table[(w, form)] / totals[w] for w in words if totals[w]) for form in forms]
+    votes = [sum(table[(w, form)] / totals[w] for w in words if totals[w]) for form in _words("forms", forms)]
     return votes.index(max(votes))
 
 
@@ -147,6 +165,8 @@ class HandSetAgreement(nn.Module):
 
     def __init__(self, sharpness: float = 40.0, max_len: int = 64) -> None:
         super().__init__()
+        sharpness = check_number("sharpness", sharpness)
+        check_positive_int("max_len", max_len)
         x_size = 5  # is_noun, feminine, plural, position, constant 1
         self.w_q = torch.zeros(x_size, 2)
         self.w_q[4] = torch.tensor([sharpness, sharpness / (max_len + 1)])  # asks: "noun? early?"
@@ -166,7 +186,7 @@ class HandSetAgreement(nn.Module):
         self.last_weights: Tensor | None = None
 
     def features(self, prefix: Sequence[str]) -> Tensor:
-        words = check_token_list("prefix", prefix, "word")
+        words = _words("prefix", prefix)
         if len(words) > self.max_len:
             raise ValueError(f"prefix: expected at most max_len = {self.max_len} words, got {len(words)}")
         rows = [[float(w in NOUN_FEATURES), *NOUN_FEATURES.get(w, (0.0, 0.0)), float(i), 1.0]
@@ -188,26 +208,40 @@ class AgreementReader(nn.Module):
     def __init__(self, vocab: Vocab, config: TransformerConfig) -> None:
         super().__init__()
         self.vocab = check_instance("vocab", vocab, Vocab, "a tokenization.Vocab")
+        check_instance("config", config, TransformerConfig, "a TransformerConfig")
         self.embed = nn.Embedding(len(vocab.itos), config.d_model)
         self.classifier = ClassTokenClassifier(config, len(FORMS))
 
     def forward(self, ids: Tensor) -> Tensor:
+        check_token_ids("ids", ids, len(self.vocab.itos))
         return self.classifier(self.embed(ids), ids != self.vocab.pad_id)
 
     def encode(self, examples: Sequence[AgreementExample]) -> Tensor:
         """The examples' prefixes as padded ids (B, T)."""
+        examples = _examples("examples", examples)
         return pad_sequences([self.vocab.encode(" ".join(e.prefix)) for e in examples], self.vocab.pad_id)
+
+
+def _examples(name: str, examples: Sequence[AgreementExample]) -> list[AgreementExample]:
+    """At least one AgreementExample (from ``agreement_examples``)."""
+    examples = list(check_iterable(name, examples, "a list of AgreementExample"))
+    for i, example in enumerate(examples):
+        check_instance(f"{name}[{i}]", example, AgreementExample, "an AgreementExample")
+    if not examples:
+        raise ValueError(f"{name}: expected at least one example, got none")
+    return examples
 
 
 def labels(examples: Sequence[AgreementExample]) -> Tensor:
     """The forms the grammar wrote, (n_examples,) indices into FORMS."""
-    return torch.tensor([e.label for e in examples])
+    return torch.tensor([e.label for e in _examples("examples", examples)])
 
 
 def agreement_accuracy(examples: Sequence[AgreementExample], choices: Sequence[int]) -> float:
     """Share of the examples whose chosen form is the word the grammar wrote."""
-    examples, choices = list(examples), [int(c) for c in choices]
-    check_positive_int("len(examples)", len(examples))
+    examples = _examples("examples", examples)
+    choices = [check_index(f"choices[{i}]", c, len(FORMS))
+               for i, c in enumerate(check_iterable("choices", choices, "a list of form indices"))]
     if len(choices) != len(examples):
         raise ValueError(f"choices: expected one per example ({len(examples)}), got {len(choices)}")
     return sum(correct(e, c) for e, c in zip(examples, choices, strict=True)) / len(examples)

@@ -21,6 +21,8 @@ from .tokenization import Vocab, pad_sequences
 from .validation import (
     check_index,
     check_instance,
+    check_int,
+    check_iterable,
     check_positive_int,
     check_probability,
     check_sentence,
@@ -38,6 +40,10 @@ def mask_id(vocab: Vocab) -> int:
 
 def encode_sentences(sentences: Sequence[str], vocab: Vocab) -> Tensor:
     """Sentences as padded ids (B, T), no ``<sos>`` or ``<eos>``: an encoder reads the words only."""
+    check_instance("vocab", vocab, Vocab, "a tokenization.Vocab")
+    sentences = list(check_iterable("sentences", sentences, "a list of sentences"))
+    if not sentences:
+        raise ValueError("sentences: expected at least one sentence, got none")
     return pad_sequences([vocab.encode(check_sentence("sentences", s)) for s in sentences], vocab.pad_id)
 
 
@@ -51,6 +57,8 @@ def mask_tokens(ids: Tensor, vocab: Vocab, rate: float = BERT_MASK_RATE, generat
     original id at the chosen positions and ``IGNORE`` elsewhere."""
     check_token_ids("ids", ids, mask_id(vocab))
     check_probability("rate", rate)
+    if generator is not None:
+        check_instance("generator", generator, torch.Generator, "a torch.Generator or None")
     real = ids != vocab.pad_id
     noise = torch.rand(ids.shape, generator=generator)
     chosen = real & (noise < rate)
@@ -73,8 +81,10 @@ def train_masked_lm(model: EncoderOnlyTransformer, ids: Tensor, vocab: Vocab, *,
     if model.config.src_vocab_size != mask_id(vocab) + 1:
         raise ValueError(f"model: expected config.src_vocab_size = len(vocab) + 1 = {mask_id(vocab) + 1} "
                          f"(the vocabulary and <mask>), got {model.config.src_vocab_size}")
+    check_token_ids("ids", ids, mask_id(vocab))
+    check_probability("rate", rate)
     check_positive_int("batch_size", batch_size)
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(check_int("seed", seed))
 
     def batch_loss() -> Tensor:
         batch = ids[torch.randint(len(ids), (batch_size,), generator=generator)]
@@ -95,6 +105,8 @@ def _best_word(logits: Tensor, vocab: Vocab) -> str:
 def fill_masked(model: EncoderOnlyTransformer, vocab: Vocab, sentence: str, position: int) -> str:
     """``sentence`` with the word at ``position`` hidden behind ``<mask>`` and filled by the model's
     most probable word, read from both sides."""
+    check_instance("model", model, EncoderOnlyTransformer, "an EncoderOnlyTransformer")
+    check_instance("vocab", vocab, Vocab, "a tokenization.Vocab")
     words = check_sentence("sentence", sentence).split()
     check_index("position", position, len(words))
     ids = torch.tensor([vocab.encode(" ".join(words))])
@@ -108,6 +120,7 @@ def lm_fill(model: DecoderOnlyTransformer, vocab: Vocab, sentence: str, position
     """The same blank filled by a language model: its most probable next word after ``<sos>`` and the
     words before ``position`` (a decoder cannot read the words after it)."""
     check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
+    check_instance("vocab", vocab, Vocab, "a tokenization.Vocab")
     words = check_sentence("sentence", sentence).split()
     check_index("position", position, len(words))
     ids = torch.tensor([[vocab.sos_id, *vocab.encode(" ".join(words[:position]))]])

@@ -21,7 +21,17 @@ from torch import Tensor, nn
 
 from .class_token import ClassTokenClassifier
 from .config import TransformerConfig
-from .validation import check_ndim, check_positive_int, check_tensor
+from .validation import (
+    check_features,
+    check_finite,
+    check_instance,
+    check_int,
+    check_ndim,
+    check_nonempty,
+    check_positive_int,
+    check_tensor,
+    module_dtype,
+)
 
 DIGIT_SIZE = 8  # load_digits' images are 8 x 8, grey levels 0..16
 
@@ -42,7 +52,7 @@ def load_digit_images(n_test: int = 497, seed: int = 0) -> DigitSplit:
     digits = load_digits()
     if n_test >= len(digits.target):
         raise ValueError(f"n_test: expected fewer than {len(digits.target)} test images, got {n_test}")
-    order = torch.randperm(len(digits.target), generator=torch.Generator().manual_seed(seed))
+    order = torch.randperm(len(digits.target), generator=torch.Generator().manual_seed(check_int("seed", seed)))
     images = torch.tensor(digits.images, dtype=torch.float32)[order] / 16.0
     labels = torch.tensor(digits.target, dtype=torch.long)[order]
     cut = len(labels) - n_test
@@ -66,11 +76,17 @@ class VisionTransformer(nn.Module):
 
     def __init__(self, config: TransformerConfig, n_classes: int, patch: int = 2) -> None:
         super().__init__()
+        check_instance("config", config, TransformerConfig, "a TransformerConfig")
         self.patch = check_positive_int("patch", patch)
         self.project = nn.Linear(patch * patch, config.d_model)  # one patch -> one token vector
         self.classifier = ClassTokenClassifier(config, n_classes)
 
     def tokens(self, images: Tensor) -> Tensor:
+        check_ndim("images", images, 3, "(batch, height, width)")
+        check_features("images", images, images.shape[-1], "(batch, height, width)",
+                       module_dtype(self.project.weight), width_name="width")
+        check_nonempty("images", images, dim=2)
+        check_finite("images", images)
         return self.project(image_patches(images, self.patch))  # (B, n_patches, d_model)
 
     def forward(self, images: Tensor) -> Tensor:
@@ -84,7 +100,11 @@ def digit_sets(images: Tensor, labels: Tensor, n_sets: int, set_size: int, seed:
     check_ndim("images", images, 3, "(n_images, height, width)")
     check_positive_int("n_sets", n_sets)
     check_positive_int("set_size", set_size)
-    pick = torch.randint(len(labels), (n_sets, set_size), generator=torch.Generator().manual_seed(seed))
+    check_ndim("labels", labels, 1, "(n_images,)")
+    if len(labels) != len(images) or not len(labels):
+        raise ValueError(f"labels: expected one per image ({len(images)}), got {len(labels)}")
+    pick = torch.randint(len(labels), (n_sets, set_size),
+                         generator=torch.Generator().manual_seed(check_int("seed", seed)))
     return images.flatten(1)[pick], labels[pick].amax(dim=1)
 
 
@@ -93,8 +113,12 @@ class SetClassifier(nn.Module):
 
     def __init__(self, config: TransformerConfig, n_classes: int, element_size: int = DIGIT_SIZE ** 2) -> None:
         super().__init__()
+        check_instance("config", config, TransformerConfig, "a TransformerConfig")
         self.project = nn.Linear(check_positive_int("element_size", element_size), config.d_model)
         self.classifier = ClassTokenClassifier(config, n_classes, positions=False)
 
     def forward(self, sets: Tensor) -> Tensor:
+        check_features("sets", sets, self.project.in_features, "(batch, set_size, element_size)",
+                       module_dtype(self.project.weight), width_name="element_size")
+        check_finite("sets", sets)
         return self.classifier(self.project(sets))

@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from ..validation import check_ndim, check_positive_int, check_tensor
+from ..validation import check_ndim, check_positive_int, check_sentence, check_tensor
 from .display import BOOK_TEMPLATE
 
 
@@ -15,6 +15,7 @@ def patch_attention_figure(image: torch.Tensor, weights: torch.Tensor, patch: in
     in reading order, side by side, each with its colour scale."""
     check_ndim("image", check_tensor("image", image), 2, "(height, width)")
     check_positive_int("patch", patch)
+    check_sentence("title", title)
     h, w = image.shape
     if h % patch or w % patch:
         raise ValueError(f"patch: expected a divisor of the image size {h}x{w}, got {patch}")
