@@ -96,7 +96,7 @@ def test_every_excerpt_in_the_chapters_links_to_the_lines_it_shows():
             shown, _ = _lines_at(url)
             assert shown == excerpt["code"], f"{notebook.name}: {url} holds other lines than the excerpt shows"
             checked += 1
-    assert len(chapters) == 8 and checked >= 40  # 44 excerpts when this test was written
+    assert len(chapters) == 9 and checked >= 40  # 44 excerpts when this test was written
 
 
 def test_the_build_pins_each_link_to_its_revision(tmp_path: Path):
