@@ -40,6 +40,7 @@ from pathlib import Path  # noqa: E402
 from unittest import mock  # noqa: E402
 
 import harness  # noqa: E402, F401 -- first: it sets OpenMP's wait policy before torch starts
+import paired_seeds  # noqa: E402
 import torch  # noqa: E402
 
 from transformer_lib import paper  # noqa: E402
@@ -156,7 +157,7 @@ def large_effects(runs: list[dict], threshold: float) -> set[str]:
 
 def summarise(runs: list[dict]) -> dict[str, dict]:
     """Per ledger row: each measure's mean, and its effect against the book's runs of the same seeds
-    (the mean of the paired differences, and their smallest and largest)."""
+    (the mean of the paired differences, their smallest, median and largest: ``paired_seeds``)."""
     base = {r["seed"]: r for r in runs if r["variant"] == "book"}
     rows: dict[str, dict] = {}
     values: dict[str, dict[int, dict]] = {}
@@ -167,16 +168,14 @@ def summarise(runs: list[dict]) -> dict[str, dict]:
             for key in ("beam_search", "max_output_length", "checkpoint_averaging"):
                 values.setdefault(key, {})[r["seed"]] = {"valid_loss": r["valid_loss"], **r[key]}
     for key, by_seed in values.items():
-        by_seed = {s: v for s, v in by_seed.items() if s in base}  # a partial run: the paired seeds only
-        if not by_seed:
+        effects = paired_seeds.paired_effects(by_seed, base, MEASURES)
+        if not effects:  # a partial run: no paired seed yet
             continue
-        row: dict[str, object] = {"seeds": sorted(by_seed)}
-        for measure in MEASURES:
-            diffs = [by_seed[s][measure] - base[s][measure] for s in sorted(by_seed)]
-            row[measure] = statistics.fmean(by_seed[s][measure] for s in by_seed)
-            row[f"{measure}_effect"] = statistics.fmean(diffs)
-            row[f"{measure}_effect_min"] = min(diffs)
-            row[f"{measure}_effect_max"] = max(diffs)
+        row: dict[str, object] = {"seeds": effects[MEASURES[0]]["seeds"]}
+        for measure, effect in effects.items():
+            row[measure] = effect["values"]["mean"]
+            for stat in ("mean", "min", "median", "max"):
+                row[f"{measure}_effect{'' if stat == 'mean' else '_' + stat}"] = effect["effect"][stat]
         rows[key] = row
     rows["book"] = {"seeds": sorted(base), **{m: statistics.fmean(r[m] for r in base.values()) for m in MEASURES},
                     **{f"{m}_min": min(r[m] for r in base.values()) for m in MEASURES},

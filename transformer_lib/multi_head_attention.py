@@ -70,9 +70,9 @@ class KVCache:
     def _check_new(self, k: Tensor, v: Tensor) -> None:
         check_ndim("k", k, 4, "(batch, n_heads, seq_len, d_k)")
         check_ndim("v", v, 4, "(batch, n_heads, seq_len, d_k)")
-        if v.shape != k.shape or v.dtype != k.dtype:
-            raise ValueError(f"v: expected shape {tuple(k.shape)} and dtype {k.dtype} like k, "
-                             f"got shape {tuple(v.shape)} and dtype {v.dtype}")
+        if v.shape[:3] != k.shape[:3] or v.dtype != k.dtype:  # d_v may differ from d_k (narrow_query_key)
+            raise ValueError(f"v: expected (batch, n_heads, seq_len) = {tuple(k.shape[:3])} and dtype {k.dtype} "
+                             f"like k, got shape {tuple(v.shape)} and dtype {v.dtype}")
         if self.grows and self.key is not None:
             wanted = (self.key.shape[0], self.key.shape[1], self.key.shape[3])
             if (k.shape[0], k.shape[1], k.shape[3]) != wanted or k.dtype != self.key.dtype:
@@ -111,6 +111,9 @@ class MultiHeadAttention(nn.Module):
         check_positive_int("n_heads", n_heads)
         check_divisible(d_model, n_heads)
         self.d_model, self.n_heads, self.d_k = d_model, n_heads, d_model // n_heads
+        # The size per head of queries and keys: d_k, as the values, unless narrowed (narrow_query_key,
+        # the paper's Table 3 row B, where W_Q and W_K project to n_heads * d_qk columns).
+        self.d_qk = self.d_k
         self.dropout = check_probability("dropout", dropout)
         self.w_q = nn.Linear(d_model, d_model)  # the h matrices W_Q_i, side by side
         self.w_k = nn.Linear(d_model, d_model)
@@ -126,11 +129,12 @@ class MultiHeadAttention(nn.Module):
         self.keep_weights = False
         self.last_weights: Tensor | None = None
 
-    def split_heads(self, x: Tensor) -> Tensor:
-        """(B, T, d_model) -> (B, h, T, d_k)"""
-        check_features("x", x, self.d_model)
+    def split_heads(self, x: Tensor, d_head: int | None = None) -> Tensor:
+        """(B, T, h * d_head) -> (B, h, T, d_head); d_head is d_k unless given."""
+        d_head = self.d_k if d_head is None else d_head
+        check_features("x", x, self.n_heads * d_head)
         batch, length, _ = x.shape
-        return x.view(batch, length, self.n_heads, self.d_k).transpose(1, 2)
+        return x.view(batch, length, self.n_heads, d_head).transpose(1, 2)
 
     def merge_heads(self, x: Tensor) -> Tensor:
         """(B, h, T, d_k) -> (B, T, d_model): the Concat of the formula."""
@@ -160,11 +164,11 @@ class MultiHeadAttention(nn.Module):
         """
         self.check_inputs(query, key, value, cache, need_weights)
         past = 0 if cache is None else cache.offset  # tokens already in the cache
-        q = self.rotate(self.split_heads(self.w_q(query)), past)  # (B, h, T_q, d_k)
+        q = self.rotate(self.split_heads(self.w_q(query), self.d_qk), past)  # (B, h, T_q, d_k)
         if cache is not None and cache.full:  # cross-attention: the encoder's keys, projected once
             k, v = cache.key, cache.value
         else:
-            k = self.rotate(self.split_heads(self.w_k(key)), past)  # (B, h, T_k, d_k)
+            k = self.rotate(self.split_heads(self.w_k(key), self.d_qk), past)  # (B, h, T_k, d_k)
             v = self.split_heads(self.w_v(value))
             if cache is not None:
                 k, v = cache.update(k, v)  # (B, h, T_past + T_k, d_k)

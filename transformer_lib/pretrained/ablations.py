@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
+from torch import nn
 
 from ..corpus import Corpus
 from ..evaluation import LengthBucket, evaluate_translation
 from ..models import Transformer
+from ..multi_head_attention import MultiHeadAttention
 from ..residual import without_residuals
 from ..tokenization import make_batches
 from ..training import label_smoothed_cross_entropy
@@ -130,3 +132,67 @@ def run_ablation(
         ablation.name, history.losses, valid_loss, evaluation.exact_match,
         evaluation.by_length(), sum(p.numel() for p in model.parameters()),
     )
+
+
+def narrow_query_key(d_k: int) -> Callable[[Transformer], Transformer]:
+    """A change for ``train_book_model(adapt=...)``: every attention layer's W_Q and W_K project to
+    ``d_k`` columns per head instead of d_model / n_heads, the values keeping theirs (the paper's
+    Table 3, row B, where d_k shrinks at a fixed number of heads). The new W_Q and W_K are drawn
+    after the rest of the model, so the other weights are those of the unchanged model's seed."""
+    check_positive_int("d_k", d_k)
+
+    def adapt(model: Transformer) -> Transformer:
+        for module in model.modules():
+            if isinstance(module, MultiHeadAttention):
+                module.w_q = nn.Linear(module.d_model, module.n_heads * d_k)
+                module.w_k = nn.Linear(module.d_model, module.n_heads * d_k)
+                module.d_qk = d_k
+        return model
+
+    return adapt
+
+
+@dataclass(frozen=True)
+class Table3Variant:
+    """One row of the paper's Table 3 at the book's scale: what changes from ``BOOK_RECIPE``."""
+
+    row: str  # the paper's row: "base", "A" to "E"
+    label: str  # what differs, as the table prints it
+    recipe: dict = field(default_factory=dict)  # BookRecipe fields
+    model: dict = field(default_factory=dict)  # TransformerConfig fields
+    narrow_d_k: int | None = None  # row B: queries and keys of this size per head
+
+    def book_recipe(self, seed: int) -> BookRecipe:
+        """``BOOK_RECIPE`` with this row's changes and ``seed`` (initial weights, dropout, batch order)."""
+        return dataclasses.replace(BOOK_RECIPE, seed=seed, model=BOOK_RECIPE.model.replace(**self.model), **self.recipe)
+
+    def adapt(self) -> Callable[[Transformer], Transformer] | None:
+        return None if self.narrow_d_k is None else narrow_query_key(self.narrow_d_k)
+
+
+def _table3_variants() -> dict[str, Table3Variant]:
+    d_model, heads = BOOK_RECIPE.model.d_model, BOOK_RECIPE.model.n_heads
+    d_ff = BOOK_RECIPE.model.d_ff
+    v = Table3Variant
+    variants = {"base": v("base", f"the book's model: N=2, d_model={d_model}, h={heads}, d_ff={d_ff}")}
+    for h in (1, 2, 8):  # (A) heads at fixed compute: d_k = d_v = d_model / h
+        variants[f"heads_{h}"] = v("A", f"h={h}, d_k=d_v={d_model // h}", model={"n_heads": h})
+    variants["d_k_half"] = v("B", f"d_k={d_model // heads // 2} (d_v={d_model // heads})",
+                             narrow_d_k=d_model // heads // 2)
+    for n in (1, 3, 4):  # (C) depth
+        variants[f"layers_{n}"] = v("C", f"N={n}", model={"n_encoder_layers": n, "n_decoder_layers": n})
+    for scale, name in ((0.5, "narrow"), (2, "wide")):  # (C) width: d_model and d_ff together, then d_ff alone
+        variants[f"width_{name}"] = v("C", f"d_model={int(d_model * scale)}, d_ff={int(d_ff * scale)}",
+                                      model={"d_model": int(d_model * scale), "d_ff": int(d_ff * scale)})
+        variants[f"d_ff_{name}"] = v("C", f"d_ff={int(d_ff * scale)}", model={"d_ff": int(d_ff * scale)})
+    for p in (0.0, 0.3):  # (D) regularisation
+        variants[f"dropout_{p}"] = v("D", f"dropout={p}", model={"dropout": p})
+    variants["label_smoothing_0"] = v("D", "label smoothing 0", recipe={"label_smoothing": 0.0})
+    variants["learned_positions"] = v("E", "learned positions", model={"positional": "learned"})
+    variants["rope"] = v("E", "rotary positions (RoPE; not in the paper)", model={"positional": "rope"})
+    return variants
+
+
+# The paper's Table 3 at the book's scale (benchmarks/table3.py trains each on three paired seeds;
+# book/data/table3.json holds what they reached; chapter 6 shows it).
+TABLE3_VARIANTS: dict[str, Table3Variant] = _table3_variants()
