@@ -43,24 +43,26 @@ from transformer_lib.pretrained.recipe import train_book_model  # noqa: E402
 BOOK_STEPS = 500  # the live budget: about what chapter 7's run needs to reach its target
 DEFAULT_OUT = harness.REPO_ROOT / "book" / "data" / "table3.json"
 MEASURES = ("exact_match", "bleu", "perplexity")
-QUICK = {"variants": ("base", "layers_1"), "seeds": 2, "budgets": (20, 40)}
+QUICK = {"variants": ("base", "layers_1"), "seeds": 2, "budgets": (20, 40), "decoded": 100}
 
 
-def measure(model: torch.nn.Module, corpus, src_vocab, tgt_vocab) -> dict[str, float]:
-    """Validation exact match (0 to 1), BLEU (0 to 100) and perplexity of ``model``, in eval mode."""
+def measure(model: torch.nn.Module, corpus, src_vocab, tgt_vocab, decoded: int | None = None) -> dict[str, float]:
+    """Validation exact match (0 to 1), BLEU (0 to 100) and perplexity of ``model``, in eval mode
+    (exact match and BLEU of the first ``decoded`` pairs if given: the quick check's untrained models
+    decode every sentence to the length limit)."""
     was_training = model.training
     model.eval()
     try:
-        result = evaluate_translation(model, corpus.valid, src_vocab, tgt_vocab)
+        result = evaluate_translation(model, corpus.valid[:decoded], src_vocab, tgt_vocab)
         return {"exact_match": result.exact_match, "bleu": result.bleu,
                 "perplexity": math.exp(validation_loss(model, corpus))}
     finally:
         model.train(was_training)
 
 
-def run_one(job: tuple[str, int, tuple[int, ...]]) -> dict:
+def run_one(job: tuple[str, int, tuple[int, ...], int | None]) -> dict:
     """Train one variant from one seed to the last budget, measuring at each (in a worker, one thread)."""
-    name, seed, budgets = job
+    name, seed, budgets, decoded = job
     torch.set_num_threads(1)
     variant = TABLE3_VARIANTS[name]
     corpus = book_corpus(BOOK_RECIPE.seed, BOOK_RECIPE.n_pairs)  # one corpus for every seed
@@ -70,14 +72,14 @@ def run_one(job: tuple[str, int, tuple[int, ...]]) -> dict:
 
     def at_budget(report) -> None:
         if report.step in budgets[:-1]:
-            measured[str(report.step)] = measure(models[0], corpus, src_vocab, tgt_vocab)
+            measured[str(report.step)] = measure(models[0], corpus, src_vocab, tgt_vocab, decoded)
 
     adapt = variant.adapt()
     started = time.perf_counter()
     model, _, _, history = train_book_model(
         steps=budgets[-1], recipe=variant.book_recipe(seed), corpus=corpus, progress=False, callback=at_budget,
         adapt=lambda m: models.append(adapt(m) if adapt else m) or models[0])
-    measured[str(budgets[-1])] = measure(model, corpus, src_vocab, tgt_vocab)
+    measured[str(budgets[-1])] = measure(model, corpus, src_vocab, tgt_vocab, decoded)
     return {"variant": name, "seed": seed, "budgets": measured, "train_time_s": history.train_time_s,
             "wall_s": time.perf_counter() - started, "parameters": sum(p.numel() for p in model.parameters())}
 
@@ -124,7 +126,8 @@ def main() -> None:
     started = time.perf_counter()
     # The base first (every effect is paired with it), then each seed across the variants, so that an
     # interrupted run leaves whole seeds.
-    jobs = [(name, seed, budgets) for seed in range(seeds) for name in names
+    decoded = QUICK["decoded"] if args.quick else None
+    jobs = [(name, seed, budgets, decoded) for seed in range(seeds) for name in names
             if not any(r["variant"] == name and r["seed"] == seed for r in runs)]
     print(f"{len(runs)} runs kept, {len(jobs)} to go: {args.workers} at a time, budgets {budgets} steps; "
           f"{host_before['cpu']}, load average {host_before['load_average']}")

@@ -1,0 +1,72 @@
+"""benchmarks/table3.py: the paper's Table 3 at the book's scale, on paired seeds, and its quick mode."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import paired_seeds  # noqa: E402
+import table3  # noqa: E402
+
+from transformer_lib.pretrained import BOOK_RECIPE  # noqa: E402
+from transformer_lib.pretrained.ablations import TABLE3_VARIANTS  # noqa: E402
+
+
+def run(variant: str, seed: int, em: float) -> dict:
+    scores = {"exact_match": em, "bleu": 100 * em, "perplexity": 2 - em}
+    return {"variant": variant, "seed": seed, "parameters": 1, "budgets": {"10": scores, "20": scores}}
+
+
+def test_effects_are_paired_seed_by_seed():
+    runs = [run("base", 0, 0.5), run("base", 1, 0.9), run("rope", 0, 0.6), run("rope", 1, 0.8),
+            run("layers_1", 2, 0.1)]  # no base run of seed 2: left out, never compared with another seed
+    rows = table3.summarise(runs, (10, 20))
+    effect = rows["rope"]["budgets"]["20"]["exact_match"]["effect"]
+    assert (effect["min"], effect["max"]) == pytest.approx((-0.1, 0.1))  # +0.1 on seed 0, -0.1 on seed 1
+    assert not paired_seeds.excludes_zero(effect)  # unpaired, the means (0.7 against 0.7) would say nothing
+    assert rows["rope"]["budgets"]["20"]["exact_match"]["values"]["median"] == pytest.approx(0.7)
+    assert "layers_1" not in rows
+    assert paired_seeds.excludes_zero({"min": 0.01, "max": 0.2}) and paired_seeds.excludes_zero({"min": -3, "max": -1})
+
+
+def test_variants_are_the_papers_rows_at_the_books_scale():
+    rows = {name: v.row for name, v in TABLE3_VARIANTS.items()}
+    assert set(rows.values()) == {"base", "A", "B", "C", "D", "E"} and len(rows) >= 15
+    for variant in TABLE3_VARIANTS.values():
+        config = variant.book_recipe(seed=1).config(10, 10)
+        if variant.row == "A":  # heads at fixed compute: d_k * h = d_model
+            assert config.d_k * config.n_heads == BOOK_RECIPE.model.d_model
+        assert variant.book_recipe(seed=1).seed == 1
+    assert TABLE3_VARIANTS["base"].book_recipe(0) == BOOK_RECIPE
+
+
+def test_narrow_keys_shrink_queries_and_keys_only():
+    from transformer_lib.models import Transformer
+    variant = TABLE3_VARIANTS["d_k_half"]
+    model = variant.adapt()(Transformer(BOOK_RECIPE.config(12, 14)))
+    narrowed = [m for m in model.modules() if hasattr(m, "d_qk")]
+    assert narrowed and all(m.d_qk == variant.narrow_d_k < m.d_k for m in narrowed)
+    assert all(m.w_q.out_features == m.n_heads * m.d_qk and m.w_v.out_features == m.d_model for m in narrowed)
+
+
+def test_quick_mode_writes_both_budgets_for_both_variants(tmp_path):
+    out = tmp_path / "table3.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "table3.py"), "--quick", "--out", str(out)],
+                   check=True, cwd=ROOT, capture_output=True, text=True)
+    data = json.loads(out.read_text())
+    assert data["complete"] and data["quick"] and data["budgets"] == list(table3.QUICK["budgets"])
+    assert {(r["variant"], r["seed"]) for r in data["runs"]} == {(v, s) for v in table3.QUICK["variants"]
+                                                                  for s in range(table3.QUICK["seeds"])}
+    for row in data["rows"].values():
+        for step in map(str, table3.QUICK["budgets"]):
+            assert set(row["budgets"][step]) == set(table3.MEASURES)
+    base = data["rows"]["base"]["budgets"]["40"]["perplexity"]["effect"]
+    assert base["min"] == base["max"] == 0  # the base paired with itself
+    assert data["host"]["before"]["cpu"] and data["host"]["before"]["torch"]
