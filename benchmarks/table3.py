@@ -13,7 +13,7 @@ give; measuring in eval mode draws no random number, so the run goes on as if un
 Each measurement: greedy exact match and BLEU of the validation split, and the perplexity
 (exp of the cross-entropy per target token, teacher forcing, no smoothing) on the same split.
 
-    python benchmarks/table3.py [--seeds 3] [--workers 2] [--out book/data/table3.json] [--resume]
+    python benchmarks/table3.py [--seeds 3] [--workers 2] [--out transformer_lib/pretrained/table3.json] [--resume]
     python benchmarks/table3.py --quick   # two variants, two seeds, short budgets: a check of the harness
 
 Runs go ``--workers`` at a time, one thread each; the load average is written with the results.
@@ -27,7 +27,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # one thread per run, set before 
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import math  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -35,53 +34,23 @@ import harness  # noqa: E402, F401 -- first: it sets OpenMP's wait policy before
 import paired_seeds  # noqa: E402
 import torch  # noqa: E402
 
-from transformer_lib.evaluation import evaluate_translation  # noqa: E402
-from transformer_lib.pretrained import BOOK_RECIPE, book_corpus, book_vocabularies  # noqa: E402
-from transformer_lib.pretrained.ablations import TABLE3_VARIANTS, validation_loss  # noqa: E402
-from transformer_lib.pretrained.recipe import train_book_model  # noqa: E402
+from transformer_lib.pretrained import BOOK_RECIPE  # noqa: E402
+from transformer_lib.pretrained.ablations import TABLE3_PATH, TABLE3_VARIANTS, run_table3  # noqa: E402
 
 BOOK_STEPS = 500  # the live budget: about what chapter 7's run needs to reach its target
-DEFAULT_OUT = harness.REPO_ROOT / "book" / "data" / "table3.json"
+DEFAULT_OUT = TABLE3_PATH  # package data, so that chapter 6 downloaded alone finds it
 MEASURES = ("exact_match", "bleu", "perplexity")
 QUICK = {"variants": ("base", "layers_1"), "seeds": 2, "budgets": (20, 40), "decoded": 100}
 
 
-def measure(model: torch.nn.Module, corpus, src_vocab, tgt_vocab, decoded: int | None = None) -> dict[str, float]:
-    """Validation exact match (0 to 1), BLEU (0 to 100) and perplexity of ``model``, in eval mode
-    (exact match and BLEU of the first ``decoded`` pairs if given: the quick check's untrained models
-    decode every sentence to the length limit)."""
-    was_training = model.training
-    model.eval()
-    try:
-        result = evaluate_translation(model, corpus.valid[:decoded], src_vocab, tgt_vocab)
-        return {"exact_match": result.exact_match, "bleu": result.bleu,
-                "perplexity": math.exp(validation_loss(model, corpus))}
-    finally:
-        model.train(was_training)
-
-
 def run_one(job: tuple[str, int, tuple[int, ...], int | None]) -> dict:
-    """Train one variant from one seed to the last budget, measuring at each (in a worker, one thread)."""
+    """One variant from one seed, measured at each budget (in a worker process, on one thread)."""
     name, seed, budgets, decoded = job
     torch.set_num_threads(1)
-    variant = TABLE3_VARIANTS[name]
-    corpus = book_corpus(BOOK_RECIPE.seed, BOOK_RECIPE.n_pairs)  # one corpus for every seed
-    src_vocab, tgt_vocab = book_vocabularies(corpus)
-    models: list = []
-    measured: dict[str, dict] = {}
-
-    def at_budget(report) -> None:
-        if report.step in budgets[:-1]:
-            measured[str(report.step)] = measure(models[0], corpus, src_vocab, tgt_vocab, decoded)
-
-    adapt = variant.adapt()
     started = time.perf_counter()
-    model, _, _, history = train_book_model(
-        steps=budgets[-1], recipe=variant.book_recipe(seed), corpus=corpus, progress=False, callback=at_budget,
-        adapt=lambda m: models.append(adapt(m) if adapt else m) or models[0])
-    measured[str(budgets[-1])] = measure(model, corpus, src_vocab, tgt_vocab, decoded)
-    return {"variant": name, "seed": seed, "budgets": measured, "train_time_s": history.train_time_s,
-            "wall_s": time.perf_counter() - started, "parameters": sum(p.numel() for p in model.parameters())}
+    result = run_table3(name, seed, budgets, decoded=decoded)
+    del result["losses"]  # a curve per run would make the stored file ten times larger
+    return {**result, "wall_s": time.perf_counter() - started}
 
 
 def summarise(runs: list[dict], budgets: tuple[int, ...]) -> dict[str, dict]:

@@ -1,6 +1,9 @@
 """Chapter 6's look inside the layers: the residual-free ablation, the feed-forward hidden units
 captured by hooks, and the word classes they are read against."""
 
+import dataclasses
+import math
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -15,9 +18,8 @@ from transformer_lib.grammar import english_word_classes, english_words
 from transformer_lib.models import Transformer, count_parameters
 from transformer_lib.pretrained import BOOK_RECIPE, BookRecipe, book_vocabularies, train_book_model
 from transformer_lib.pretrained.ablations import (
-    ABLATION_RECIPE,
-    book_ablations,
-    run_ablation,
+    TABLE3_VARIANTS,
+    run_table3,
     validation_loss,
 )
 from transformer_lib.residual import NoResidual, Residual, without_residuals
@@ -137,18 +139,18 @@ def _tiny_recipe():
                       warmup=4)
 
 
-def test_book_ablations_change_one_thing_each():
-    recipe = _tiny_recipe()
-    baseline, no_residual, one_layer, no_dropout = book_ablations(recipe)
-    assert [a.name for a in (baseline, no_residual, one_layer, no_dropout)] == [
-        "baseline", "no residual", "one layer", "no dropout"]
-    assert baseline.recipe == no_residual.recipe == recipe and baseline.adapt is None
-    assert no_residual.adapt is without_residuals
-    assert one_layer.recipe.model == recipe.model.replace(n_encoder_layers=1, n_decoder_layers=1)
-    assert no_dropout.recipe.model == recipe.model.replace(dropout=0.0)
-    assert ABLATION_RECIPE.model == BOOK_RECIPE.model and ABLATION_RECIPE.seed == BOOK_RECIPE.seed
-    with pytest.raises(TypeError, match="recipe"):
-        book_ablations("book")
+def test_table3_variants_change_one_thing_each():
+    base = TABLE3_VARIANTS["base"].book_recipe(0)
+    assert base == BOOK_RECIPE and TABLE3_VARIANTS["base"].adapt() is None
+    assert TABLE3_VARIANTS["no_residual"].adapt() is without_residuals
+    assert TABLE3_VARIANTS["layers_1"].book_recipe(0).model == BOOK_RECIPE.model.replace(
+        n_encoder_layers=1, n_decoder_layers=1)
+    assert TABLE3_VARIANTS["dropout_0.0"].book_recipe(0).model == BOOK_RECIPE.model.replace(dropout=0.0)
+    assert TABLE3_VARIANTS["label_smoothing_0"].book_recipe(0) == dataclasses.replace(BOOK_RECIPE, label_smoothing=0.0)
+    for name, variant in TABLE3_VARIANTS.items():
+        recipe = variant.book_recipe(2)
+        changed = {k for k in BOOK_RECIPE.__dataclass_fields__ if getattr(recipe, k) != getattr(BOOK_RECIPE, k)}
+        assert changed <= {"seed", "model", "label_smoothing"}, name
 
 
 def test_adapt_changes_the_initial_model_and_nothing_else():
@@ -169,51 +171,51 @@ def test_adapt_changes_the_initial_model_and_nothing_else():
         train_book_model(steps=1, recipe=recipe, corpus=corpus, adapt="no residual", progress=False)
 
 
-def test_run_ablation_measures_what_it_trained():
+def test_run_table3_measures_what_it_trained():
     corpus = make_corpus(0, n_pairs=60, novel_per_combination=1)
-    ablation = book_ablations(_tiny_recipe())[2]  # one layer
-    result = run_ablation(ablation, steps=3, corpus=corpus)
-    assert result.name == "one layer" and len(result.losses) == 3
-    model, src_vocab, tgt_vocab, history = train_book_model(steps=3, recipe=ablation.recipe, corpus=corpus,
-                                                            progress=False)
-    assert history.losses == result.losses  # deterministic: the same run again
-    assert result.valid_loss == validation_loss(model, corpus)
-    assert result.parameters == count_parameters(model)
-    evaluation = evaluate_translation(model, corpus.test, src_vocab, tgt_vocab)
-    assert result.exact_match == evaluation.exact_match
-    assert sum(b.count for b in result.by_length) == len(corpus.test)
+    result = run_table3("layers_1", 1, (2, 3), corpus=corpus)
+    assert result["variant"] == "layers_1" and len(result["losses"]) == 3 and set(result["budgets"]) == {"2", "3"}
+    recipe = TABLE3_VARIANTS["layers_1"].book_recipe(1)
+    model, src_vocab, tgt_vocab, history = train_book_model(steps=3, recipe=recipe, corpus=corpus, progress=False)
+    assert history.losses == result["losses"]  # measuring at step 2 did not change the run
+    assert result["budgets"]["3"]["perplexity"] == pytest.approx(math.exp(validation_loss(model, corpus)), rel=1e-12)
+    assert result["parameters"] == count_parameters(model)
+    evaluation = evaluate_translation(model, corpus.valid, src_vocab, tgt_vocab)
+    assert result["budgets"]["3"]["exact_match"] == evaluation.exact_match
+    *_, two = train_book_model(steps=2, recipe=recipe, corpus=corpus, progress=False)
+    assert two.losses == result["losses"][:2]
     # the validation loss by hand: plain cross-entropy over the real target tokens, teacher-forced
     batch = make_batches(corpus.valid, src_vocab, tgt_vocab, len(corpus.valid), shuffle=False)[0]
     with torch.no_grad():
         logits = model(batch.src, batch.tgt_in)
     expected = F.cross_entropy(logits.flatten(0, 1), batch.tgt_out.flatten(), ignore_index=tgt_vocab.pad_id)
-    assert result.valid_loss == pytest.approx(float(expected), rel=1e-6)
-    with pytest.raises(TypeError, match="ablation"):
-        run_ablation("baseline", steps=1, corpus=corpus)
-    with pytest.raises(ValueError, match="steps"):
-        run_ablation(ablation, steps=0, corpus=corpus)
+    assert validation_loss(model, corpus) == pytest.approx(float(expected), rel=1e-6)
+    with pytest.raises(ValueError, match="name"):
+        run_table3("one layer", 0, (1,), corpus=corpus)
+    with pytest.raises(ValueError, match="budgets"):
+        run_table3("base", 0, (0,), corpus=corpus)
 
 
-def test_run_ablation_trains_in_its_dtype_and_restores_the_default():
+def test_run_table3_trains_in_its_dtype_and_restores_the_default():
     corpus = make_corpus(0, n_pairs=60, novel_per_combination=1)
-    ablation = book_ablations(_tiny_recipe())[2]
+    recipe = TABLE3_VARIANTS["layers_1"].book_recipe(0)
     default = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
-        in_float32 = run_ablation(ablation, steps=3, corpus=corpus)  # the default: float32
+        in_float32 = run_table3("layers_1", 0, (3,), corpus=corpus)  # the default: float32
         assert torch.get_default_dtype() == torch.float64  # the chapter's float64 is left as it was
-        in_float64 = run_ablation(ablation, steps=3, corpus=corpus, dtype=torch.float64)
-        *_, history64 = train_book_model(steps=3, recipe=ablation.recipe, corpus=corpus, progress=False)
+        in_float64 = run_table3("layers_1", 0, (3,), corpus=corpus, dtype=torch.float64)
+        *_, history64 = train_book_model(steps=3, recipe=recipe, corpus=corpus, progress=False)
     finally:
         torch.set_default_dtype(default)
-    *_, history32 = train_book_model(steps=3, recipe=ablation.recipe, corpus=corpus, progress=False)
+    *_, history32 = train_book_model(steps=3, recipe=recipe, corpus=corpus, progress=False)
     assert default == torch.float32
-    assert in_float32.losses == history32.losses and in_float64.losses == history64.losses
-    assert in_float32.losses != in_float64.losses  # the precision did change the run
+    assert in_float32["losses"] == history32.losses and in_float64["losses"] == history64.losses
+    assert in_float32["losses"] != in_float64["losses"]  # the precision did change the run
     with pytest.raises(TypeError, match="dtype"):
-        run_ablation(ablation, steps=1, corpus=corpus, dtype="float32")
+        run_table3("base", 0, (1,), corpus=corpus, dtype="float32")
     with pytest.raises(ValueError, match="dtype"):
-        run_ablation(ablation, steps=1, corpus=corpus, dtype=torch.int64)
+        run_table3("base", 0, (1,), corpus=corpus, dtype=torch.int64)
 
 
 def test_ablation_figure_draws_each_curve_apart():

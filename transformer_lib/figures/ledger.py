@@ -14,7 +14,9 @@ MEASURE_TITLES = {
     "exact_match": ("exact match", "percentage points", 100.0),
     "bleu": ("BLEU", "BLEU points", 1.0),
     "valid_loss": ("validation loss", "cross-entropy per token", 1.0),
+    "perplexity": ("perplexity", "exp(cross-entropy per token)", 1.0),
 }
+LOWER_IS_BETTER = ("valid_loss", "perplexity")
 
 
 def _runs_by_seed(results: Mapping, key: str, measure: str) -> dict[int, float]:
@@ -29,14 +31,17 @@ def _runs_by_seed(results: Mapping, key: str, measure: str) -> dict[int, float]:
 
 
 def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
-                          labels: Mapping[str, str] | None = None, apart: Iterable[str] = ()) -> go.Figure:
+                          labels: Mapping[str, str] | None = None, apart: Iterable[str] = (),
+                          title: str = "Restoring the paper's choices", against: str = "the book's recipe",
+                          axis: str = "switch") -> go.Figure:
     """One row per switch of ``results`` (``book/data/paper_ledger.json``): the change in ``measure``
     ("exact_match", "bleu" or "valid_loss") against the book's recipe from the same seed, its mean
     (a filled diamond with its value written beside it), each seed's own change (hollow circles)
     and the range between them (a bar). Rows that do not change the measure (decoding rows, for the
     loss) are left out. ``labels`` maps a row's key to the name shown. The rows named in ``apart``
     (effects so large they would squash the others into one point) are not drawn but written, with
-    their mean change, under the title."""
+    their mean change, under the title. ``title``, ``against`` (what the changes are measured
+    against) and ``axis`` (what a row is) name the comparison: chapter 6 draws Table 3 with them."""
     if not isinstance(results, Mapping) or not isinstance(results.get("rows"), Mapping) or "runs" not in results:
         raise ValueError("results: expected the benchmark's JSON (a dict with 'rows' and 'runs'), "
                          f"got {type(results).__name__}")
@@ -79,19 +84,19 @@ def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
         hovertemplate="%{y}: %{x:+.3f} (one seed)<extra></extra>",
     ))
     fig.add_vline(x=0, line=dict(color="#555", dash="dash"))
-    better = "left" if measure == "valid_loss" else "right"
+    better = "left" if measure in LOWER_IS_BETTER else "right"
     height = 150 + 48 * len(rows) + 22 * len(notes)
     fig.update_layout(
         template=BOOK_TEMPLATE, height=height,
         # short lines: the title must fit a phone's 390 px
         title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=24),
-                   text=f"Restoring the paper's choices:<br>change in {name}<br>"
-                        f"<sup>against the book's recipe, same seed; {len(base)} seeds; "
+                   text=f"{title}:<br>change in {name}<br>"
+                        f"<sup>against {against}, same seed; {len(base)} seeds; "
                         f"better to the {better}</sup>"
                         + "".join(f"<br><sup>off the scale, not drawn: {note}</sup>" for note in notes)),
         xaxis=dict(title=dict(text=f"change in {name}<br>({unit})"), zeroline=False),
         # room above the top row for its value's label
-        yaxis=dict(title=dict(text="switch", standoff=10), automargin=True, range=[-0.5, len(rows) - 0.2]),
+        yaxis=dict(title=dict(text=axis, standoff=10), automargin=True, range=[-0.5, len(rows) - 0.2]),
         legend=dict(yref="container", y=0.0, yanchor="bottom"),  # under the axis title, whatever the height
         margin=dict(t=120 + 22 * len(notes), b=140),
     )

@@ -1,79 +1,41 @@
-"""Chapter 6's ablations: the book's recipe with one thing taken away, trained live for the same
-short budget, from the same seed, on the same batches, and measured the same way.
+"""Chapter 6's Table 3: the book's model with one part changed at a time, on paired seeds.
 
-The paper's Table 3 varies one part of the base model at a time. Ours, at the book's scale:
+The paper's Table 3 varies its base model row by row: (A) the number of heads at fixed compute,
+(B) a smaller d_k, (C) depth and width, (D) dropout and label smoothing, (E) learned positions.
+``TABLE3_VARIANTS`` holds the same rows for the book's model (and two the paper does not have:
+rotary positions, and the model without its residual connections, ``residual.without_residuals``).
+``run_table3`` trains one of them from one seed and measures it at each step budget;
+``benchmarks/table3.py`` runs every row from three seeds and stores what they reached in
+``TABLE3_PATH``, which chapter 6 reads (17 variants x 3 seeds x 1500 steps is an hour of a
+2-core CPU, too long for a page). Chapter 6's optional cell retrains one row live with ``run_table3``.
 
-* ``baseline``: the book's Transformer (2 layers each side, post-norm, dropout 0.1);
-* ``no residual``: every sub-layer without its skip connection (``residual.without_residuals``):
-  LayerNorm(Sublayer(x)) in place of LayerNorm(x + Sublayer(x));
-* ``one layer``: one encoder and one decoder layer in place of two (a config value);
-* ``no dropout``: dropout 0 in place of 0.1 (a config value).
-
-The budget is a few hundred steps, not the shipped model's 1500, so that all four train in under a
-minute on a laptop CPU: the recipe's warm-up is shortened and its batches halved to fit
-(``ABLATION_RECIPE``). They train in single precision, as chapter 7's live training does: the
-numbers they reach depend on the CPU's rounding in either precision (with torch's CPU dispatch
-lowered, double precision moved the baseline's exact match from 63.4 % to 64.0 %), so the chapter
-checks its claims with margins rather than the printed figures, and single precision halves the time.
+A seed sets the initial weights, the dropout masks and the batch order, so that a variant and the
+base trained from the same seed differ only by the variant's change (where the change allows: a
+model of another shape draws other weights). Effects are paired seed by seed (``table3_effect``),
+and ``verdict`` calls one "better" or "worse" only when every seed agrees on its sign.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import torch
 from torch import nn
 
 from ..corpus import Corpus
-from ..evaluation import LengthBucket, evaluate_translation
+from ..evaluation import evaluate_translation
 from ..models import Transformer
 from ..multi_head_attention import MultiHeadAttention
 from ..residual import without_residuals
 from ..tokenization import make_batches
 from ..training import label_smoothed_cross_entropy
-from ..validation import check_instance, check_pairs, check_positive_int
+from ..validation import check_instance, check_positive_int
 from .recipe import BOOK_RECIPE, BookRecipe, book_corpus, book_vocabularies, train_book_model
-
-ABLATION_STEPS = 300  # per variant: the four train in under a minute on a 2-core CPU, in float32
-# The book's recipe, with the warm-up shortened from 300 steps to fit the short budget and smaller
-# batches, so that there are more steps to see the curves part.
-ABLATION_RECIPE = dataclasses.replace(BOOK_RECIPE, warmup=100, batch_size=64)
-
-
-@dataclass(frozen=True)
-class Ablation:
-    """One variant: a recipe, and a change made to the freshly initialised model (or None)."""
-
-    name: str
-    recipe: BookRecipe
-    adapt: Callable[[Transformer], Transformer] | None = None
-
-
-def book_ablations(recipe: BookRecipe = ABLATION_RECIPE) -> list[Ablation]:
-    """The baseline and its three ablations, each changing one thing of ``recipe``."""
-    check_instance("recipe", recipe, BookRecipe, "a BookRecipe")
-    model = recipe.model
-    return [
-        Ablation("baseline", recipe),
-        Ablation("no residual", recipe, without_residuals),
-        Ablation("one layer", dataclasses.replace(recipe, model=model.replace(n_encoder_layers=1,
-                                                                              n_decoder_layers=1))),
-        Ablation("no dropout", dataclasses.replace(recipe, model=model.replace(dropout=0.0))),
-    ]
-
-
-@dataclass
-class AblationResult:
-    """What one variant reached after its training steps."""
-
-    name: str
-    losses: list[float]  # the label-smoothed training loss of each step
-    valid_loss: float  # cross-entropy per target token on the validation split (teacher forcing)
-    exact_match: float  # greedy translation of the evaluated pairs, 0 to 1
-    by_length: list[LengthBucket]  # the same, by source length
-    parameters: int
 
 
 @torch.no_grad()
@@ -98,40 +60,62 @@ def validation_loss(model: Transformer, corpus: Corpus) -> float:
     return total / count
 
 
-ABLATION_TEST_PAIRS = 500  # the test pairs each variant translates
+def measure_translation(model: Transformer, corpus: Corpus, decoded: int | None = None) -> dict[str, float]:
+    """Validation exact match (0 to 1) and BLEU (0 to 100) of greedy translation, and the perplexity
+    (exp of ``validation_loss``), in eval mode; exact match and BLEU on the first ``decoded`` pairs if
+    given (an untrained model decodes every sentence to the length limit, slowly)."""
+    src_vocab, tgt_vocab = book_vocabularies(corpus)
+    was_training = model.training
+    model.eval()
+    try:
+        result = evaluate_translation(model, corpus.valid[:decoded], src_vocab, tgt_vocab)
+        return {"exact_match": result.exact_match, "bleu": result.bleu,
+                "perplexity": math.exp(validation_loss(model, corpus))}
+    finally:
+        model.train(was_training)
 
 
-def run_ablation(
-    ablation: Ablation,
-    steps: int = ABLATION_STEPS,
-    eval_pairs: Sequence[tuple[str, str]] | None = None,
-    corpus: Corpus | None = None,
-    dtype: torch.dtype = torch.float32,
-) -> AblationResult:
-    """Train ``ablation`` for ``steps`` steps (``train_book_model`` with its recipe and change), then
-    measure its validation loss and its greedy exact match on ``eval_pairs`` (the first ``ABLATION_TEST_PAIRS``
-    test pairs unless given). The model is built, trained and measured in ``dtype``, whatever the
-    default dtype is (chapter 6 analyses the shipped model in float64)."""
-    check_instance("ablation", ablation, Ablation, "an ablations.Ablation")
-    check_positive_int("steps", steps)
+def run_table3(name: str, seed: int, budgets: Sequence[int], *, corpus: Corpus | None = None,
+               decoded: int | None = None, dtype: torch.dtype = torch.float32) -> dict:
+    """Train variant ``name`` of ``TABLE3_VARIANTS`` from ``seed`` for ``max(budgets)`` steps, measuring
+    it (``measure_translation``) when it reaches each budget. The schedule does not depend on the number
+    of steps, so a measurement at step k is the model a run stopped at k would give, and measuring in
+    eval mode draws no random number, so the run goes on as if unmeasured. Trains in ``dtype`` (single
+    precision, as chapter 7), whatever the default dtype is (chapter 6 computes in double).
+
+    Returns {"variant", "seed", "budgets": {step: measures}, "losses", "train_time_s", "parameters"}."""
+    if name not in TABLE3_VARIANTS:
+        raise ValueError(f"name: expected one of {sorted(TABLE3_VARIANTS)}, got {name!r}")
+    budgets = sorted({check_positive_int("budgets", b) for b in budgets})
+    if not budgets:
+        raise ValueError("budgets: expected at least one step budget, got none")
     check_instance("dtype", dtype, torch.dtype, "a torch.dtype")
     if not dtype.is_floating_point:
         raise ValueError(f"dtype: expected a floating-point dtype, got {dtype}")
-    corpus = book_corpus(ablation.recipe.seed, ablation.recipe.n_pairs) if corpus is None else corpus
-    pairs = corpus.test[:ABLATION_TEST_PAIRS] if eval_pairs is None else check_pairs("eval_pairs", eval_pairs)
+    variant = TABLE3_VARIANTS[name]
+    corpus = book_corpus(BOOK_RECIPE.seed, BOOK_RECIPE.n_pairs) if corpus is None else corpus  # one for every seed
+    models: list[Transformer] = []
+    measured: dict[str, dict] = {}
+
+    def at_budget(report) -> None:
+        if report.step in budgets[:-1]:
+            measured[str(report.step)] = measure_translation(models[0], corpus, decoded)
+
+    def build(model: Transformer) -> Transformer:
+        changed = variant.adapt()
+        models.append(model if changed is None else changed(model))
+        return models[0]
+
     default_dtype = torch.get_default_dtype()
     torch.set_default_dtype(dtype)  # the model's parameters, and every tensor training makes
     try:
-        model, src_vocab, tgt_vocab, history = train_book_model(
-            steps=steps, recipe=ablation.recipe, corpus=corpus, adapt=ablation.adapt, progress=False)
-        evaluation = evaluate_translation(model, pairs, src_vocab, tgt_vocab)
-        valid_loss = validation_loss(model, corpus)
+        model, _, _, history = train_book_model(steps=budgets[-1], recipe=variant.book_recipe(seed), corpus=corpus,
+                                                progress=False, callback=at_budget, adapt=build)
+        measured[str(budgets[-1])] = measure_translation(model, corpus, decoded)
     finally:
         torch.set_default_dtype(default_dtype)
-    return AblationResult(
-        ablation.name, history.losses, valid_loss, evaluation.exact_match,
-        evaluation.by_length(), sum(p.numel() for p in model.parameters()),
-    )
+    return {"variant": name, "seed": seed, "budgets": measured, "losses": history.losses,
+            "train_time_s": history.train_time_s, "parameters": sum(p.numel() for p in model.parameters())}
 
 
 def narrow_query_key(d_k: int) -> Callable[[Transformer], Transformer]:
@@ -152,21 +136,31 @@ def narrow_query_key(d_k: int) -> Callable[[Transformer], Transformer]:
     return adapt
 
 
+# The paper's Table 3 (Vaswani et al. 2017): perplexity (per word-piece) and BLEU on the English-German
+# development set, newstest2013, for the base model and the rows whose change the book's variants make.
+PAPER_TABLE3_BASE = ("base: N=6, d_model=512, h=8, d_ff=2048", 4.92, 25.8)
+
+
 @dataclass(frozen=True)
 class Table3Variant:
     """One row of the paper's Table 3 at the book's scale: what changes from ``BOOK_RECIPE``."""
 
-    row: str  # the paper's row: "base", "A" to "E"
+    row: str  # the paper's row: "base", "A" to "E", or "-" (not in the paper)
     label: str  # what differs, as the table prints it
     recipe: dict = field(default_factory=dict)  # BookRecipe fields
     model: dict = field(default_factory=dict)  # TransformerConfig fields
     narrow_d_k: int | None = None  # row B: queries and keys of this size per head
+    residuals: bool = True  # False: every sub-layer without its skip connection (without_residuals)
+    paper: tuple[str, float, float] | None = None  # the paper's nearest row: (its change, dev PPL, dev BLEU)
 
     def book_recipe(self, seed: int) -> BookRecipe:
         """``BOOK_RECIPE`` with this row's changes and ``seed`` (initial weights, dropout, batch order)."""
         return dataclasses.replace(BOOK_RECIPE, seed=seed, model=BOOK_RECIPE.model.replace(**self.model), **self.recipe)
 
     def adapt(self) -> Callable[[Transformer], Transformer] | None:
+        """The change made to the freshly built model, or None (a config or recipe change only)."""
+        if not self.residuals:
+            return without_residuals
         return None if self.narrow_d_k is None else narrow_query_key(self.narrow_d_k)
 
 
@@ -174,25 +168,99 @@ def _table3_variants() -> dict[str, Table3Variant]:
     d_model, heads = BOOK_RECIPE.model.d_model, BOOK_RECIPE.model.n_heads
     d_ff = BOOK_RECIPE.model.d_ff
     v = Table3Variant
-    variants = {"base": v("base", f"the book's model: N=2, d_model={d_model}, h={heads}, d_ff={d_ff}")}
-    for h in (1, 2, 8):  # (A) heads at fixed compute: d_k = d_v = d_model / h
-        variants[f"heads_{h}"] = v("A", f"h={h}, d_k=d_v={d_model // h}", model={"n_heads": h})
+    variants = {"base": v("base", f"base: N=2, d_model={d_model}, h={heads}, d_ff={d_ff}",
+                          paper=PAPER_TABLE3_BASE)}
+    # (A) heads at fixed compute, d_k = d_v = d_model / h; the paper's rows halve, quarter... its 8 heads
+    for h, paper in ((1, ("h=1", 5.29, 24.9)), (2, ("h=4", 5.00, 25.5)), (8, ("h=16", 4.91, 25.8))):
+        variants[f"heads_{h}"] = v("A", f"h={h}, d_k=d_v={d_model // h}", model={"n_heads": h}, paper=paper)
     variants["d_k_half"] = v("B", f"d_k={d_model // heads // 2} (d_v={d_model // heads})",
-                             narrow_d_k=d_model // heads // 2)
-    for n in (1, 3, 4):  # (C) depth
-        variants[f"layers_{n}"] = v("C", f"N={n}", model={"n_encoder_layers": n, "n_decoder_layers": n})
-    for scale, name in ((0.5, "narrow"), (2, "wide")):  # (C) width: d_model and d_ff together, then d_ff alone
+                             narrow_d_k=d_model // heads // 2, paper=("d_k=32", 5.01, 25.4))
+    # (C) depth: the paper's base has 6 layers, ours 2; its nearest rows go to 2 and to 8
+    for n, paper in ((1, ("N=2", 6.11, 23.7)), (3, ("N=8", 4.88, 25.5)), (4, None)):
+        variants[f"layers_{n}"] = v("C", f"N={n}", model={"n_encoder_layers": n, "n_decoder_layers": n}, paper=paper)
+    # (C) width: d_model and d_ff together, then d_ff alone, halved and doubled
+    for scale, name, both, alone in ((0.5, "narrow", ("d_model=256", 5.75, 24.5), ("d_ff=1024", 5.12, 25.4)),
+                                     (2, "wide", ("d_model=1024", 4.66, 26.0), ("d_ff=4096", 4.75, 26.2))):
         variants[f"width_{name}"] = v("C", f"d_model={int(d_model * scale)}, d_ff={int(d_ff * scale)}",
-                                      model={"d_model": int(d_model * scale), "d_ff": int(d_ff * scale)})
-        variants[f"d_ff_{name}"] = v("C", f"d_ff={int(d_ff * scale)}", model={"d_ff": int(d_ff * scale)})
-    for p in (0.0, 0.3):  # (D) regularisation
-        variants[f"dropout_{p}"] = v("D", f"dropout={p}", model={"dropout": p})
-    variants["label_smoothing_0"] = v("D", "label smoothing 0", recipe={"label_smoothing": 0.0})
-    variants["learned_positions"] = v("E", "learned positions", model={"positional": "learned"})
+                                      model={"d_model": int(d_model * scale), "d_ff": int(d_ff * scale)}, paper=both)
+        variants[f"d_ff_{name}"] = v("C", f"d_ff={int(d_ff * scale)}", model={"d_ff": int(d_ff * scale)}, paper=alone)
+    # (D) regularisation
+    for p, paper in ((0.0, ("P_drop=0.0", 5.77, 24.6)), (0.3, ("P_drop=0.2", 4.95, 25.5))):
+        variants[f"dropout_{p}"] = v("D", f"dropout={p}", model={"dropout": p}, paper=paper)
+    variants["label_smoothing_0"] = v("D", "label smoothing 0", recipe={"label_smoothing": 0.0},
+                                      paper=("eps_ls=0.0", 4.67, 25.3))
+    # (E) positions
+    variants["learned_positions"] = v("E", "learned positions", model={"positional": "learned"},
+                                      paper=("positional embedding", 4.92, 25.7))
     variants["rope"] = v("E", "rotary positions (RoPE; not in the paper)", model={"positional": "rope"})
+    # not in the paper's table: what the residual connections are worth
+    variants["no_residual"] = v("-", "no residual connections (not in the paper)", residuals=False)
     return variants
 
 
 # The paper's Table 3 at the book's scale (benchmarks/table3.py trains each on three paired seeds;
-# book/data/table3.json holds what they reached; chapter 6 shows it).
+# TABLE3_PATH holds what they reached; chapter 6 shows it).
 TABLE3_VARIANTS: dict[str, Table3Variant] = _table3_variants()
+TABLE3_PATH = Path(__file__).with_name("table3.json")  # package data: chapter 6 downloaded alone finds it
+
+
+def load_table3(path: Path | str = TABLE3_PATH) -> dict:
+    """What ``benchmarks/table3.py`` measured: budgets, per-variant spreads and paired effects, every run."""
+    return json.loads(Path(path).read_text())
+
+
+def table3_at(data: dict, budget: int) -> dict:
+    """``data`` at one step budget, in the shape of the paper ledger's results (a run per variant and
+    seed, with its measures; the base named ``"book"``), for ``figures.ledger.ledger_effects_figure``."""
+    check_instance("data", data, dict, "the JSON of benchmarks/table3.py (load_table3())")
+    if str(budget) not in map(str, data.get("budgets", [])):
+        raise ValueError(f"budget: expected one of the measured budgets {data.get('budgets')}, got {budget!r}")
+    runs = [{"variant": "book" if r["variant"] == "base" else r["variant"], "seed": r["seed"],
+             **r["budgets"][str(budget)]} for r in data["runs"]]
+    return {"rows": {("book" if k == "base" else k): row for k, row in data["rows"].items()}, "runs": runs}
+
+
+def table3_effect(data: dict, variant: str, budget: int, measure: str = "exact_match") -> dict[str, float]:
+    """The paired effect of ``variant`` on ``measure`` at ``budget`` steps: the min, median, max (and
+    mean) over seeds of (variant - base), seed by seed."""
+    check_instance("data", data, dict, "the JSON of benchmarks/table3.py (load_table3())")
+    if variant not in data["rows"]:
+        raise ValueError(f"variant: expected one of {sorted(data['rows'])}, got {variant!r}")
+    budgets = data["rows"][variant]["budgets"]
+    if str(budget) not in budgets:
+        raise ValueError(f"budget: expected one of {sorted(budgets, key=int)}, got {budget!r}")
+    if measure not in budgets[str(budget)]:
+        raise ValueError(f"measure: expected one of {sorted(budgets[str(budget)])}, got {measure!r}")
+    return budgets[str(budget)][measure]["effect"]
+
+
+def verdict(effect: dict[str, float], lower_is_better: bool = False) -> str:
+    """"better" or "worse" when every seed's paired difference has the same sign, else "within the
+    spread of seeds": a claim about a training choice that the seeds back, or the words that say they don't."""
+    if effect["min"] > 0 or effect["max"] < 0:
+        return "better" if (effect["min"] > 0) != lower_is_better else "worse"
+    return "within the spread of seeds"
+
+
+def table3_text(data: dict) -> str:
+    """Table 3 as text: per variant, at each budget, the exact match's median [min, max] over seeds and
+    its paired change against the base (percentage points), the perplexity's change, and the paper's
+    development-set perplexity and BLEU for its nearest row."""
+    budgets = [str(b) for b in data["budgets"]]
+    head = "".join(f" | {'exact match at ' + b + ' steps':^31} | {'Δ perplexity':>15}" for b in budgets)
+    lines = [f"{'row':4} {'variant':<26}{head} | paper: row, PPL, BLEU",
+             f"{'':4} {'':<26}" + f" | {'median [min, max]':>17} {'Δ (paired)':>13} | {'[min, max]':>15}"
+             * len(budgets)]
+    for name, row in data["rows"].items():
+        cells = []
+        for b in budgets:
+            em = row["budgets"][b]["exact_match"]
+            v, e, p = em["values"], em["effect"], row["budgets"][b]["perplexity"]["effect"]
+            change = "" if name == "base" else f"{100 * e['median']:+.1f} [{100 * e['min']:+.0f},{100 * e['max']:+.0f}]"
+            perplexity = "" if name == "base" else f"[{p['min']:+.2f},{p['max']:+.2f}]"
+            cells.append(f" | {100 * v['median']:5.1f} [{100 * v['min']:4.1f}, {100 * v['max']:5.1f}] {change:>13} | "
+                         f"{perplexity:>15}")
+        paper = TABLE3_VARIANTS[name].paper if name in TABLE3_VARIANTS else None
+        quoted = "" if paper is None else f"{paper[0].split(':')[0]}, {paper[1]:.2f}, {paper[2]:.1f}"
+        lines.append(f"{row['row']:4} {TABLE3_VARIANTS[name].label[:26]:<26}{''.join(cells)} | {quoted}")
+    return "\n".join(lines)
