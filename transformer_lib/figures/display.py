@@ -16,15 +16,22 @@ import hashlib
 import html
 import json
 import re
+import sys
 from collections import Counter
 
-import numpy as np
-import plotly.graph_objects as go
-import plotly.io as pio
-from plotly.io._utils import plotly_cdn_url
-from plotly.io.base_renderers import MimetypeRenderer
+# plotly.io imports nbformat, nbformat imports jsonschema, and jsonschema imports rfc3987_syntax when it
+# is installed (an optional extra that Jupyter's servers install), which builds a parser at import:
+# 1.3 s of every chapter's first cell on a fast core, for checks of IRI strings no figure makes.
+# A None in sys.modules makes that optional import fail, as if the extra were not installed.
+sys.modules.setdefault("rfc3987_syntax", None)
 
-from ..validation import check_instance, check_int
+import numpy as np  # noqa: E402
+import plotly.graph_objects as go  # noqa: E402
+import plotly.io as pio  # noqa: E402
+from plotly.io._utils import plotly_cdn_url  # noqa: E402
+from plotly.io.base_renderers import MimetypeRenderer  # noqa: E402
+
+from ..validation import check_instance, check_int  # noqa: E402
 
 PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
 # The toolbar keeps what works on the page itself (zoom, pan, reset, save as PNG): plotly.js 4
