@@ -178,12 +178,10 @@ def _table3_variants() -> dict[str, Table3Variant]:
     # (C) depth: the paper's base has 6 layers, ours 2; its nearest rows go to 2 and to 8
     for n, paper in ((1, ("N=2", 6.11, 23.7)), (3, ("N=8", 4.88, 25.5)), (4, None)):
         variants[f"layers_{n}"] = v("C", f"N={n}", model={"n_encoder_layers": n, "n_decoder_layers": n}, paper=paper)
-    # (C) width: d_model and d_ff together, then d_ff alone, halved and doubled
-    for scale, name, both, alone in ((0.5, "narrow", ("d_model=256", 5.75, 24.5), ("d_ff=1024", 5.12, 25.4)),
-                                     (2, "wide", ("d_model=1024", 4.66, 26.0), ("d_ff=4096", 4.75, 26.2))):
+    # (C) width: d_model and d_ff together, halved and doubled (the paper also varies d_ff alone: not here)
+    for scale, name, paper in ((0.5, "narrow", ("d_model=256", 5.75, 24.5)), (2, "wide", ("d_model=1024", 4.66, 26.0))):
         variants[f"width_{name}"] = v("C", f"d_model={int(d_model * scale)}, d_ff={int(d_ff * scale)}",
-                                      model={"d_model": int(d_model * scale), "d_ff": int(d_ff * scale)}, paper=both)
-        variants[f"d_ff_{name}"] = v("C", f"d_ff={int(d_ff * scale)}", model={"d_ff": int(d_ff * scale)}, paper=alone)
+                                      model={"d_model": int(d_model * scale), "d_ff": int(d_ff * scale)}, paper=paper)
     # (D) regularisation
     for p, paper in ((0.0, ("P_drop=0.0", 5.77, 24.6)), (0.3, ("P_drop=0.2", 4.95, 25.5))):
         variants[f"dropout_{p}"] = v("D", f"dropout={p}", model={"dropout": p}, paper=paper)

@@ -1,0 +1,49 @@
+"""benchmarks/time_to_target.py's pieces: the floor counts the batches training served, in its order,
+and nn.Transformer trains on the same batches with the same recipe."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import time_to_target  # noqa: E402
+from bench_training import formula_flops  # noqa: E402
+
+from transformer_lib.corpus import make_corpus  # noqa: E402
+from transformer_lib.pretrained import BOOK_RECIPE, LIVE_RECIPE, book_vocabularies  # noqa: E402
+from transformer_lib.tokenization import make_batches  # noqa: E402
+from transformer_lib.training import batch_order  # noqa: E402
+
+
+def test_the_live_recipe_is_the_shipped_one_without_dropout():
+    assert LIVE_RECIPE.model == BOOK_RECIPE.model.replace(dropout=0.0)
+    assert {k: v for k, v in LIVE_RECIPE.__dict__.items() if k != "model"} == \
+        {k: v for k, v in BOOK_RECIPE.__dict__.items() if k != "model"}
+
+
+def test_served_flops_follow_the_order_of_the_batches_across_epochs():
+    corpus = make_corpus(0, n_pairs=200, novel_per_combination=1)
+    src_vocab, tgt_vocab = book_vocabularies(corpus)
+    sizes = (len(src_vocab), len(tgt_vocab))
+    batches = make_batches(corpus.train, src_vocab, tgt_vocab, 32, shuffle=True, seed=3, by_length=True)
+    recipe = BOOK_RECIPE.__class__(**{**BOOK_RECIPE.__dict__, "seed": 3})
+    steps = len(batches) + 2  # one epoch and two batches of the next
+    order = batch_order(len(batches), 0, 3) + batch_order(len(batches), 1, 3)[:2]
+    config = recipe.config(*sizes)
+    expected = sum(formula_flops(config, batches[i].src.shape[0], batches[i].src.shape[1],
+                                 batches[i].tgt_in.shape[1])["training_step"] for i in order)
+    assert time_to_target.served_flops(recipe, batches, steps, sizes) == pytest.approx(expected, rel=1e-12)
+
+
+def test_summary_spreads_each_recipe_apart():
+    runs = [{"recipe": "live", "seconds": s, "steps": 10 * s, "floor_seconds": 1.0, "torch_seconds": 2 * s,
+             "reached": True} for s in (3.0, 1.0, 2.0)]
+    runs.append({"recipe": "shipped", "seconds": 9.0, "steps": 90, "floor_seconds": 1.0, "torch_seconds": 9.0,
+                 "reached": False})
+    live = time_to_target.summary(runs, "live")
+    assert (live["seconds"]["min"], live["seconds"]["median"], live["seconds"]["max"]) == (1.0, 2.0, 3.0)
+    assert live["every_seed_reached"] and not time_to_target.summary(runs, "shipped")["every_seed_reached"]
