@@ -14,14 +14,16 @@ import time_to_target  # noqa: E402
 from bench_training import formula_flops  # noqa: E402
 
 from transformer_lib.corpus import make_corpus  # noqa: E402
-from transformer_lib.pretrained import BOOK_RECIPE, LIVE_RECIPE, book_vocabularies  # noqa: E402
+from transformer_lib.pretrained import BOOK_RECIPE, book_vocabularies  # noqa: E402
 from transformer_lib.tokenization import make_batches  # noqa: E402
 from transformer_lib.training import batch_order  # noqa: E402
 
 
-def test_the_live_recipe_is_the_shipped_one_without_dropout():
-    assert LIVE_RECIPE.model == BOOK_RECIPE.model.replace(dropout=0.0)
-    assert {k: v for k, v in LIVE_RECIPE.__dict__.items() if k != "model"} == \
+def test_the_recipes_timed_differ_from_the_books_by_dropout_alone():
+    assert time_to_target.RECIPES["book"] == BOOK_RECIPE
+    other = time_to_target.RECIPES["no_dropout"]
+    assert other.model == BOOK_RECIPE.model.replace(dropout=0.0)
+    assert {k: v for k, v in other.__dict__.items() if k != "model"} == \
         {k: v for k, v in BOOK_RECIPE.__dict__.items() if k != "model"}
 
 
@@ -40,10 +42,10 @@ def test_served_flops_follow_the_order_of_the_batches_across_epochs():
 
 
 def test_summary_spreads_each_recipe_apart():
-    runs = [{"recipe": "live", "seconds": s, "steps": 10 * s, "floor_seconds": 1.0, "torch_seconds": 2 * s,
+    runs = [{"recipe": "book", "seconds": s, "steps": 10 * s, "floor_seconds": 1.0, "torch_seconds": 2 * s,
              "reached": True} for s in (3.0, 1.0, 2.0)]
-    runs.append({"recipe": "shipped", "seconds": 9.0, "steps": 90, "floor_seconds": 1.0, "torch_seconds": 9.0,
+    runs.append({"recipe": "no_dropout", "seconds": 9.0, "steps": 90, "floor_seconds": 1.0, "torch_seconds": 9.0,
                  "reached": False})
-    live = time_to_target.summary(runs, "live")
+    live = time_to_target.summary(runs, "book")
     assert (live["seconds"]["min"], live["seconds"]["median"], live["seconds"]["max"]) == (1.0, 2.0, 3.0)
-    assert live["every_seed_reached"] and not time_to_target.summary(runs, "shipped")["every_seed_reached"]
+    assert live["every_seed_reached"] and not time_to_target.summary(runs, "no_dropout")["every_seed_reached"]

@@ -52,11 +52,6 @@ class BookRecipe:
 
 
 BOOK_RECIPE = BookRecipe()
-# Chapter 7's live run: the shipped recipe without dropout. A few hundred steps into 12,000 training
-# pairs the model has not begun to overfit, and dropout only slows it: without it the target comes
-# sooner (benchmarks/time_to_target.py, seeds 0-2; Table 3's dropout row in chapter 6). The shipped
-# model keeps the paper's dropout of 0.1 over its 1500 steps.
-LIVE_RECIPE = BookRecipe(model=TransformerConfig.preset("book", dropout=0.0))
 
 
 @lru_cache(maxsize=4)
