@@ -70,3 +70,16 @@ def test_quick_mode_writes_both_budgets_for_both_variants(tmp_path):
     base = data["rows"]["base"]["budgets"]["40"]["perplexity"]["effect"]
     assert base["min"] == base["max"] == 0  # the base paired with itself
     assert data["host"]["before"]["cpu"] and data["host"]["before"]["torch"]
+
+
+def test_a_readers_run_is_compared_with_the_stored_spread():
+    from transformer_lib.pretrained.ablations import compare_with_table3
+    runs = [run("base", 0, 0.5), run("base", 1, 0.9), run("rope", 0, 0.6), run("rope", 1, 0.8)]
+    data = {"budgets": [10, 20], "rows": table3.summarise(runs, (10, 20)), "runs": runs}
+    text = compare_with_table3(data, {"variant": "rope", "seed": 0, "budgets": {"20": {"exact_match": 0.9}}})
+    assert "exact match 90.0%; stored seeds 60.0% to 80.0% (outside their range)" in text
+    assert "against the stored base of seed 0: +40.0 points; stored changes -10.0 to +10.0" in text
+    inside = compare_with_table3(data, {"variant": "rope", "seed": 1, "budgets": {"10": {"exact_match": 0.7}}})
+    assert "(inside their range)" in inside and "-20.0 points" in inside
+    with pytest.raises(ValueError, match="run"):
+        compare_with_table3(data, {"variant": "heads_1", "seed": 0, "budgets": {}})

@@ -262,3 +262,29 @@ def table3_text(data: dict) -> str:
         quoted = "" if paper is None else f"{paper[0].split(':')[0]}, {paper[1]:.2f}, {paper[2]:.1f}"
         lines.append(f"{row['row']:4} {TABLE3_VARIANTS[name].label[:26]:<26}{''.join(cells)} | {quoted}")
     return "\n".join(lines)
+
+
+def compare_with_table3(data: dict, run: dict) -> str:
+    """How one run of ``run_table3`` (a reader's, on their machine) compares with the stored seeds: its
+    exact match at each budget against the stored [min, max], and its change against the stored base
+    run of the same seed against the stored spread of that change."""
+    check_instance("run", run, dict, "the result of run_table3")
+    name, seed = run["variant"], run["seed"]
+    if name not in data["rows"]:
+        raise ValueError(f"run: variant {name!r} is not in the stored table ({sorted(data['rows'])})")
+    lines = []
+    base = next((r for r in data["runs"] if r["variant"] == "base" and r["seed"] == seed), None)
+    for step, measures in run["budgets"].items():
+        stored = data["rows"][name]["budgets"].get(step)
+        if stored is None:
+            lines.append(f"step {step}: not a stored budget ({', '.join(map(str, data['budgets']))})")
+            continue
+        values, mine = stored["exact_match"]["values"], measures["exact_match"]
+        inside = values["min"] <= mine <= values["max"]
+        lines.append(f"step {step}: exact match {mine:.1%}; stored seeds {values['min']:.1%} to {values['max']:.1%} "
+                     f"({'inside' if inside else 'outside'} their range)")
+        if base is not None and name != "base":
+            change, effect = mine - base["budgets"][step]["exact_match"], stored["exact_match"]["effect"]
+            lines.append(f"  against the stored base of seed {seed}: {100 * change:+.1f} points; stored changes "
+                         f"{100 * effect['min']:+.1f} to {100 * effect['max']:+.1f}")
+    return "\n".join(lines)
