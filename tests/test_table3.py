@@ -83,3 +83,16 @@ def test_a_readers_run_is_compared_with_the_stored_spread():
     assert "(inside their range)" in inside and "-20.0 points" in inside
     with pytest.raises(ValueError, match="run"):
         compare_with_table3(data, {"variant": "heads_1", "seed": 0, "budgets": {}})
+
+
+def test_claims_say_what_every_seed_says():
+    from transformer_lib.pretrained.ablations import table3_claim
+    runs = [run("base", 0, 0.5), run("base", 1, 0.9), run("base", 2, 0.7),
+            run("rope", 0, 0.6), run("rope", 1, 0.8), run("rope", 2, 0.75),
+            run("heads_1", 0, 0.4), run("heads_1", 1, 0.85), run("heads_1", 2, 0.6)]
+    data = {"budgets": [10, 20], "rows": table3.summarise(runs, (10, 20)), "runs": runs}
+    assert table3_claim(data, "rope", 20) == (
+        "within the spread of seeds (+5.0 points on the median seed; -10.0 to +10.0 over 3 seeds)")
+    assert table3_claim(data, "heads_1", 20).startswith("worse (-10.0 points on the median seed; -10.0 to -5.0")
+    # perplexity: lower is better (here 2 - exact match: heads_1 is higher on every seed)
+    assert table3_claim(data, "heads_1", 20, "perplexity").startswith("worse (+0.100 on the median seed")

@@ -9,6 +9,8 @@
   reads ``largest``, the most numbers one operation wrote out (the size of the largest tensor made).
 * ``chapter_times_table``: what ``benchmarks/chapter_times.py`` measured (every chapter run as a Binder
   reader runs it, written to ``book/data/chapter_times.json``) as the table of the performance appendix.
+* ``time_to_target_table``: what ``benchmarks/time_to_target.py`` measured (chapter 7's training to its
+  target, seeds 0-2, ``book/data/time_to_target.json``), beside the floor and ``nn.Transformer``.
 """
 
 from __future__ import annotations
@@ -83,9 +85,12 @@ def chapter_times_table(results: Mapping) -> str:
     chapters = _entry("results", results, "chapters", list, "a list of rows")
     if not chapters:
         raise ValueError("results['chapters']: expected at least one chapter, got none")
+    dispatch = host.get("dispatch", "native")
+    kernels = ("with PyTorch's AVX2 kernels (`ATEN_CPU_CAPABILITY=avx2`, what an AVX2-only processor runs)"
+               if dispatch == "avx2" else "with the best kernels this processor has")
     lines = [
         f"Measured on **{cpu}** ({cores} cores) on {date}, on {threads} thread{'s' if threads != 1 else ''} "
-        f"(`OMP_NUM_THREADS={threads}`), PyTorch {torch_version}: the library installed from its wheel, "
+        f"(`OMP_NUM_THREADS={threads}`), {kernels}, PyTorch {torch_version}: the library installed from its wheel, "
         f"a fresh kernel for each chapter, as on Binder. The load average (programs wanting a core) was "
         f"{load[0]:.1f} at the start and {load[1]:.1f} at the end: other programs slow every cell down, and "
         f"disturb the kernel's CPU time less than the wall clock.",
@@ -107,3 +112,28 @@ def chapter_times_table(results: Mapping) -> str:
         lines.append(f"| {notebook.removesuffix('.ipynb')} | {seconds:.1f} | {imports:.1f} | {cpu:.1f} | {budget:.0f} "
                      f"| {memory:.0f} | {memory_budget:.0f} | {verdict} |")
     return "\n".join(lines)
+
+
+def time_to_target_table(results: Mapping) -> str:
+    """The Markdown of ``benchmarks/time_to_target.py``'s measurements: per dispatch level and recipe, the
+    seconds and steps to the target over the seeds (median [min, max]), the floor (the steps' matrix
+    products at the core's peak) and ``nn.Transformer`` trained on the same batches for the same steps."""
+    check_instance("results", results, Mapping, "the mapping of book/data/time_to_target.json")
+    levels = _entry("results", results, "dispatch", Mapping, "a mapping of dispatch level -> results")
+    target = _seconds("results", results, "target")
+    lines = ["| kernels | recipe | seconds to the target | steps | every seed reached it | floor, s | "
+             "`nn.Transformer`, same steps, s |", "|---|---|---|---|---|---|---|"]
+    for level, run in levels.items():
+        summary = _entry(f"results['dispatch'][{level!r}]", run, "summary", Mapping, "a mapping of recipe -> spreads")
+        for recipe, s in summary.items():
+            def spread(key: str, digits: int = 1, s: Mapping = s) -> str:
+                v = s[key]
+                return f"{v['median']:.{digits}f} [{v['min']:.{digits}f}, {v['max']:.{digits}f}]"
+            lines.append(f"| {level} | {recipe.replace('_', ' ')} | {spread('seconds')} | {spread('steps', 0)} | "
+                         f"{'yes' if s['every_seed_reached'] else 'no'} | {spread('floor_seconds')} | "
+                         f"{spread('torch_seconds')} |")
+    first = next(iter(levels.values()))
+    host = f"{first['cpu']}, {first['cpu_count']} cores, load average {first['load_average'][0]:.1f}"
+    return (f"Seconds to {target:.0%} exact match on the validation split, one thread, median [min, max] over "
+            f"seeds 0-{len(first['runs']) // len(first['summary']) - 1}; measured on {host}, PyTorch {first['torch']}."
+            "\n\n" + "\n".join(lines))

@@ -288,3 +288,29 @@ def compare_with_table3(data: dict, run: dict) -> str:
             lines.append(f"  against the stored base of seed {seed}: {100 * change:+.1f} points; stored changes "
                          f"{100 * effect['min']:+.1f} to {100 * effect['max']:+.1f}")
     return "\n".join(lines)
+
+
+def table3_claim(data: dict, variant: str, budget: int, measure: str = "exact_match") -> str:
+    """What the stored seeds say of ``variant`` against the base at ``budget`` steps, as the chapter
+    writes it: the verdict (``verdict``), the paired change on the median seed and its range over the
+    seeds, e.g. "worse (-4.0 points on the median seed; -6.5 to -2.1 over 3 seeds)"."""
+    effect = table3_effect(data, variant, budget, measure)
+    seeds = len(data["rows"][variant]["budgets"][str(budget)][measure]["seeds"])
+    if measure == "perplexity":
+        unit, scale, digits = "", 1.0, 3
+    else:
+        unit, scale, digits = (" points", 100.0, 1) if measure == "exact_match" else (" BLEU", 1.0, 1)
+    low, mid, high = (scale * effect[k] for k in ("min", "median", "max"))
+    return (f"{verdict(effect, lower_is_better=measure == 'perplexity')} ({mid:+.{digits}f}{unit} on the median seed; "
+            f"{low:+.{digits}f} to {high:+.{digits}f} over {seeds} seeds)")
+
+
+def table3_labels() -> dict[str, str]:
+    """Each variant's name in the figures: the paper's row letter, the change, and the paper's own change
+    in development-set BLEU for its nearest row (where it has one), against its base."""
+    labels = {}
+    for name, variant in TABLE3_VARIANTS.items():
+        has_paper = variant.paper is not None and name != "base"
+        paper = f" (paper {variant.paper[2] - PAPER_TABLE3_BASE[2]:+.1f} BLEU)" if has_paper else ""
+        labels[name] = f"{variant.row}: {variant.label.split(' (')[0]}{paper}"
+    return labels
