@@ -10,8 +10,8 @@ ways, and the scan reports any other, with its file, cell and the sentence:
 2. **it is someone else's**: inside a blockquote or a quotation, or the sentence cites the work it reports
    (a link to the bibliography, a ``{cite}`` role): the book quotes it, it does not claim it;
 3. **it is backed by paired seeds**: the sentence quotes a bound number (``{eval}``, ``transformer_lib.prose``)
-   whose expression shares a name or a key with an ``assert`` of a code cell above it that reads a *paired
-   spread*: the smallest and largest change over seeds (``..._effect_min``, ``..._effect_max``), or a
+   whose expression, or what the code cells assigned it from, shares a name or a key with an ``assert`` of
+   a code cell above it that reads a *paired spread*: the smallest and largest change over seeds (``..._effect_min``, ``..._effect_max``), or a
    name with ``paired`` or ``spread`` in it (``SPREAD``). The stored multi-seed data carry the number; the
    assert fails if the spread stops supporting the sentence.
 
@@ -118,25 +118,56 @@ def is_claim(sentence: str) -> bool:
     return bool(EFFECT.search(plain) and TRAINING.search(plain))
 
 
-def unbacked(sentence: str, asserts: list[set[str]]) -> bool:
-    """A training claim that says neither one run, nor whose it is, nor has a bound number an assert on a
-    paired spread reads."""
+def assignments(code: str) -> dict[str, set[str]]:
+    """Each name a code cell assigns -> the names and keys its value reads (``gap = rows["N=1"]["effect"]``)."""
+    source = "\n".join(line for line in code.splitlines() if line.lstrip()[:1] not in ("%", "!"))
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    found: dict[str, set[str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                for name in (n.id for n in ast.walk(target) if isinstance(n, ast.Name)):
+                    found.setdefault(name, set()).update(_names(ast.unparse(node.value)))
+    return found
+
+
+def _reads(names: set[str], assigned: dict[str, set[str]]) -> set[str]:
+    """``names`` and everything their assignments read, followed back through the code cells."""
+    found, todo = set(names), list(names)
+    while todo:
+        for name in assigned.get(todo.pop(), ()):
+            if name not in found:
+                found.add(name)
+                todo.append(name)
+    return found
+
+
+def unbacked(sentence: str, asserts: list[set[str]], assigned: dict[str, set[str]] | None = None) -> bool:
+    """A training claim that says neither one run, nor whose it is, nor has a bound number that an assert
+    on a paired spread reads (directly, or through the assignments that computed it)."""
     if not is_claim(sentence) or ONE_RUN.search(sentence) or CITED.search(sentence):
         return False
-    bound = set().union(*(_names(e) for e in EVAL_ROLE.findall(sentence))) if EVAL_ROLE.search(sentence) else set()
+    bound = set().union(set(), *(_names(e) for e in EVAL_ROLE.findall(sentence)))
+    bound = _reads(bound, assigned or {}) - {"json", "Path", "read_text", "loads"}
     return not any(bound & names for names in asserts)
 
 
 def notebook_claims(path: Path, nb: dict | None = None) -> list[Claim]:
     """The unbacked training claims of a notebook's markdown cells (see the module's docstring)."""
     nb = nb if nb is not None else json.loads(path.read_text())
-    found, asserts = [], []
+    found, asserts, assigned = [], [], {}
     for index, cell in enumerate(nb["cells"]):
         source = "".join(cell["source"])
         if cell["cell_type"] == "code":
             asserts += spread_asserts(source)
+            for name, reads in assignments(source).items():
+                assigned.setdefault(name, set()).update(reads)
         elif cell["cell_type"] == "markdown":
-            found += [Claim(path.name, index, cell.get("id"), s) for s in sentences(source) if unbacked(s, asserts)]
+            found += [Claim(path.name, index, cell.get("id"), s) for s in sentences(source)
+                      if unbacked(s, asserts, assigned)]
     return found
 
 
