@@ -8,12 +8,13 @@ ways, and the scan reports any other, with its file, cell and the sentence:
 1. **it says it is one run**: "in this run", "one seed", "a single run", "not measured on this page"
    (``ONE_RUN``); the reader is told what the claim rests on;
 2. **it is someone else's**: inside a blockquote or a quotation, or the sentence cites the work it reports
-   (a link to the bibliography, a ``{cite}`` role): the book quotes it, it does not claim it;
+   (a link to the bibliography, a ``{cite}`` role) or says whose it is ("the paper reports", "they
+   found", "the claim"): the book quotes it, it does not claim it;
 3. **it is backed by paired seeds**: the sentence quotes a bound number (``{eval}``, ``transformer_lib.prose``)
    whose expression, or what the code cells assigned it from, shares a name or a key with an ``assert`` of
-   a code cell above it that reads a *paired spread*: the smallest and largest change over seeds (``..._effect_min``, ``..._effect_max``), or a
-   name with ``paired`` or ``spread`` in it (``SPREAD``). The stored multi-seed data carry the number; the
-   assert fails if the spread stops supporting the sentence.
+   a code cell above it that reads a *paired spread*: the smallest and largest change over seeds
+   (``..._effect_min``, ``..._effect_max``), or a name with ``paired`` or ``spread`` in it (``SPREAD``).
+   The stored multi-seed data carry the number; the assert fails if the spread stops supporting it.
 
 What is scanned: the markdown cells of every notebook of ``book/``, the book's markdown pages and the
 README, with code blocks, inline code, link targets and HTML tags blanked (``prose_scan``'s patterns).
