@@ -68,7 +68,7 @@ from transformer_lib.pretrained.hub_references import load_reference
 from transformer_lib.tokenization import Vocab
 from transformer_lib.train import data as train_data
 
-from . import sweep_calls_agreement, sweep_calls_beyond, sweep_calls_explorer
+from . import sweep_calls_agreement, sweep_calls_beyond, sweep_calls_errors, sweep_calls_explorer
 from .bad_input_sweep import SWEEP_COUNT, bad_values, check_outcome, public_callables
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran"]
@@ -650,7 +650,7 @@ OTHER_EXEMPT = {
 }
 # The calls and reasons of later modules, one file per group (chapter 9's models; agreement, relative positions
 # and the exercises; the whole-model explorer)
-for _group in (sweep_calls_agreement, sweep_calls_beyond, sweep_calls_explorer):
+for _group in (sweep_calls_agreement, sweep_calls_beyond, sweep_calls_errors, sweep_calls_explorer):
     CALLS.update(_group.CALLS)
     OTHER_EXEMPT.update(_group.EXEMPT)
 

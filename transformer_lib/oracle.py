@@ -6,6 +6,8 @@ a small recursive-descent reader proposes structures from the lexicon, and ``gra
 agreement, elision, contraction and word order are checked by the same code that made the corpus.
 ``classify_error`` sorts a wrong translation against its reference into one of ``ERROR_KINDS``;
 ``classify_sentence`` sorts a sentence a model wrote into memorised / new / nonsense / ungrammatical.
+``source_positions`` says where in an English source a French content word's lexeme stands (the grammar
+translates word by word within a phrase, so a noun, adjective, verb or preposition has its source words).
 """
 
 from __future__ import annotations
@@ -43,6 +45,21 @@ _LEMMAS = {**{f: ("adjective", a) for f, a in _ADJECTIVE_FORMS.items()},
            **{f: ("noun", min(n for n, _ in readings)) for f, readings in _NOUN_FORMS.items()},
            **{f: ("verb", v) for f, v in _VERB_FORMS.items()},
            **{f: ("determiner", "/".join(sorted(d))) for f, d in _DETERMINERS.items()}}
+
+
+# A French content word -> the English phrases of its lexeme, in either number or person.
+_ENGLISH: dict[str, set[tuple[str, ...]]] = {}
+for _adjective in ADJECTIVES.values():
+    for _form in _adjective.forms:
+        _ENGLISH.setdefault(_form, set()).add((_adjective.en,))
+for _noun in NOUNS.values():
+    for _form in (_noun.fr, _noun.fr_plural):
+        _ENGLISH.setdefault(_form, set()).update({(_noun.en,), (_noun.en_plural,)})
+for _verb in VERBS.values():
+    for _form in _verb.fr:
+        _ENGLISH.setdefault(_form, set()).update({(_verb.en,), (_verb.en_third,)})
+for _preposition in PREPOSITIONS.values():  # "près de": "près" stands for "near"; "de" alone is no preposition
+    _ENGLISH.setdefault(_preposition.fr.split()[0], set()).add(tuple(_preposition.en.split()))
 
 
 def _expand(words: Sequence[str]) -> list[str]:
@@ -183,6 +200,36 @@ def _lemma(word: str) -> tuple[str, str]:
     return _LEMMAS.get(word, ("word", word))
 
 
+def source_positions(french_word: str, source: str) -> tuple[int, ...]:
+    """The positions of ``source`` (an English sentence, split on spaces) that hold ``french_word``'s
+    lexeme in English: every occurrence, and every word of a phrase ("in front of" for *devant*).
+    Empty for a word that is no noun, adjective, verb or preposition (a determiner, *ne*, *pas*), or
+    whose lexeme the source does not have.
+
+    >>> source_positions("grises", "a grey car near the grey cats")
+    (1, 5)
+    >>> source_positions("devant", "the cat in front of a dog"), source_positions("le", "the cat")
+    ((2, 3, 4), ())
+    """
+    check_sentence("french_word", french_word)
+    words = check_sentence("source", source).split()
+    found = {i + k for phrase in _ENGLISH.get(french_word, ()) for i in range(len(words) - len(phrase) + 1)
+             if tuple(words[i:i + len(phrase)]) == phrase for k in range(len(phrase))}
+    return tuple(sorted(found))
+
+
+def first_difference(hypothesis: str, reference: str) -> int:
+    """The index of the first word where ``hypothesis`` departs from ``reference`` (the shorter one's
+    length if one is the start of the other).
+
+    >>> first_difference("le chat noir dort", "le chat dort"), first_difference("le chat", "le chat dort")
+    (2, 2)
+    """
+    h = check_sentence("hypothesis", hypothesis).split()
+    r = check_sentence("reference", reference).split()
+    return next((i for i, (a, b) in enumerate(zip(h, r, strict=False)) if a != b), min(len(h), len(r)))
+
+
 def classify_error(hypothesis: str, reference: str) -> str:
     """One of ``ERROR_KINDS`` for a wrong translation ``hypothesis`` of ``reference``, the first that
     applies. Both are compared word by word; a word's *lexeme* is the adjective, noun, verb or determiner
@@ -214,7 +261,7 @@ def classify_error(hypothesis: str, reference: str) -> str:
     if len(h) == len(r) and all(_lemma(a) == _lemma(b) for a, b in zip(h, r, strict=True)):
         return "agreement" if parse_french(hypothesis) is None else "other"
     # the words the output has that the reference has not at that place: the shortest edit
-    prefix = next((i for i, (a, b) in enumerate(zip(h, r, strict=False)) if a != b), min(len(h), len(r)))
+    prefix = first_difference(hypothesis, reference)
     suffix = 0
     while suffix < min(len(h), len(r)) - prefix and h[-1 - suffix] == r[-1 - suffix]:
         suffix += 1

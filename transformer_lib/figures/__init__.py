@@ -6,6 +6,7 @@
 * ``rnn``, ``embeddings``, ``models``, ``training``: the figures of chapters 1, 2, 6 and 7;
 * ``architecture``: the whole model in one picture, generated from a ``Transformer`` (chapter 6);
 * ``sampling``: a language model's next word under temperature, top-k and top-p (chapter 8);
+* ``errors``: where cross-attention read at a wrong word of the trained model (chapter 7);
 * ``bertviz``: bertviz's views, rewritten to load their libraries from the book.
 
 Import from the module (``from transformer_lib.figures.display import show``): this package
