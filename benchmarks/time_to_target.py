@@ -16,7 +16,7 @@ Beside each run:
 
 Every run is on one thread. ``--dispatch`` runs the whole set once per level of PyTorch's CPU
 kernels (``native``: the best the processor has; ``avx2``: what a reader's AVX2-only processor
-runs), each in a fresh process.
+runs), each in a fresh process, the levels side by side (one core each).
 
     python benchmarks/time_to_target.py [--seeds 3] [--dispatch native avx2] [--out book/data/time_to_target.json]
 """
@@ -29,7 +29,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
@@ -135,19 +134,25 @@ def main() -> None:
         print(json.dumps(worker(args.seeds)))
         return
     results = {}
+    # One process per level, side by side (one thread each, so two levels fit two cores).
+    print(f"{', '.join(args.dispatch)} dispatch, one thread each, load average {os.getloadavg()}", flush=True)
+    workers = {}
     for level in args.dispatch:
         env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
         if level != "native":
             env["ATEN_CPU_CAPABILITY"] = level
-        print(f"{level} dispatch, one thread, load average {os.getloadavg()}", flush=True)
-        out = subprocess.run([sys.executable, __file__, "--worker", "--seeds", str(args.seeds)], env=env,
-                             check=True, stdout=subprocess.PIPE, text=True).stdout
+        workers[level] = subprocess.Popen([sys.executable, __file__, "--worker", "--seeds", str(args.seeds)], env=env,
+                                          stdout=subprocess.PIPE, text=True)
+    for level, worker_process in workers.items():
+        out, _ = worker_process.communicate()
+        if worker_process.returncode:
+            raise SystemExit(f"the {level} worker failed (status {worker_process.returncode})")
         result = json.loads(out)
         result["summary"] = {name: summary(result["runs"], name) for name in RECIPES}
         results[level] = result
         for name, s in result["summary"].items():
-            print(f"  {name}: median {s['seconds']['median']:.1f} s [{s['seconds']['min']:.1f}, "
-                  f"{s['seconds']['max']:.1f}], {statistics.median([s['steps']['median']])} steps; floor "
+            print(f"  {level} {name}: median {s['seconds']['median']:.1f} s [{s['seconds']['min']:.1f}, "
+                  f"{s['seconds']['max']:.1f}], {s['steps']['median']:.0f} steps; floor "
                   f"{s['floor_seconds']['median']:.1f} s; nn.Transformer {s['torch_seconds']['median']:.1f} s; "
                   f"every seed reached: {s['every_seed_reached']}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
