@@ -18,28 +18,14 @@ from .book_browser import ROOT
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 PAGES = [*sorted((ROOT / "book").glob("*.md")), *(ROOT / page for page in claim_scan.PAGES)]
 
-# Chapter 6's one-seed ablations, which the section on the paper's Table 3 (issue 33) replaces: reported by
-# the scan, allowed until that section lands. (notebook, cell id) -> what the cell claims. Empty it then;
-# an entry the scan no longer reports fails test_the_pending_list_is_not_stale.
-PENDING_TABLE3 = {
-    ("06_encoder_decoder.ipynb", "da78ee5b"): "no dropout: turning it off 'gains' at the ablation budget, one seed",
-}
-
-
 def _claims(path: Path) -> list[claim_scan.Claim]:
     return claim_scan.notebook_claims(path) if path.suffix == ".ipynb" else claim_scan.page_claims(path)
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS + PAGES, ids=lambda p: p.name)
 def test_no_training_claim_without_seeds(path: Path) -> None:
-    claims = [c for c in _claims(path) if (c.source, c.cell_id) not in PENDING_TABLE3]
+    claims = _claims(path)
     assert not claims, f"{len(claims)} training claims with no seeds behind them:\n" + "\n".join(map(str, claims))
-
-
-def test_the_pending_list_is_not_stale() -> None:
-    reported = {(c.source, c.cell_id) for path in NOTEBOOKS for c in _claims(path)}
-    stale = [key for key in PENDING_TABLE3 if key not in reported]
-    assert not stale, f"PENDING_TABLE3 names cells the scan no longer reports; remove them: {stale}"
 
 
 def _notebook(*cells: dict) -> dict:
