@@ -242,25 +242,27 @@ def verdict(effect: dict[str, float], lower_is_better: bool = False) -> str:
 
 def table3_text(data: dict) -> str:
     """Table 3 as text: per variant, at each budget, the exact match's median [min, max] over seeds and
-    its paired change against the base (percentage points), the perplexity's change, and the paper's
-    development-set perplexity and BLEU for its nearest row."""
+    its paired change against the base (percentage points: median [min, max]), the range of the paired
+    change in perplexity, and the paper's development-set perplexity and BLEU for its nearest row."""
     budgets = [str(b) for b in data["budgets"]]
-    head = "".join(f" | {'exact match at ' + b + ' steps':^31} | {'Δ perplexity':>15}" for b in budgets)
-    lines = [f"{'row':4} {'variant':<26}{head} | paper: row, PPL, BLEU",
-             f"{'':4} {'':<26}" + f" | {'median [min, max]':>17} {'Δ (paired)':>13} | {'[min, max]':>15}"
+    head = "".join(f" | {'exact match at ' + b + ' steps':^41} | {'Δ perplexity':^15}" for b in budgets)
+    lines = [f"{'row':4} {'variant':<30}{head} | paper: row, PPL, BLEU",
+             f"{'':4} {'':<30}" + f" | {'median [min, max]':>19} {'Δ, paired':>21} | {'[min, max]':>15}"
              * len(budgets)]
     for name, row in data["rows"].items():
         cells = []
         for b in budgets:
             em = row["budgets"][b]["exact_match"]
             v, e, p = em["values"], em["effect"], row["budgets"][b]["perplexity"]["effect"]
-            change = "" if name == "base" else f"{100 * e['median']:+.1f} [{100 * e['min']:+.0f},{100 * e['max']:+.0f}]"
-            perplexity = "" if name == "base" else f"[{p['min']:+.2f},{p['max']:+.2f}]"
-            cells.append(f" | {100 * v['median']:5.1f} [{100 * v['min']:4.1f}, {100 * v['max']:5.1f}] {change:>13} | "
+            change = ("" if name == "base" else
+                      f"{100 * e['median']:+.1f} [{100 * e['min']:+.1f}, {100 * e['max']:+.1f}]")
+            perplexity = "" if name == "base" else f"[{p['min']:+.2f}, {p['max']:+.2f}]"
+            cells.append(f" | {100 * v['median']:5.1f} [{100 * v['min']:5.1f}, {100 * v['max']:5.1f}] {change:>21} | "
                          f"{perplexity:>15}")
         paper = TABLE3_VARIANTS[name].paper if name in TABLE3_VARIANTS else None
         quoted = "" if paper is None else f"{paper[0].split(':')[0]}, {paper[1]:.2f}, {paper[2]:.1f}"
-        lines.append(f"{row['row']:4} {TABLE3_VARIANTS[name].label[:26]:<26}{''.join(cells)} | {quoted}")
+        label = TABLE3_VARIANTS[name].label.split(" (")[0].removeprefix("base: ")
+        lines.append(f"{row['row']:4} {label[:30]:<30}{''.join(cells)} | {quoted}")
     return "\n".join(lines)
 
 
