@@ -148,8 +148,7 @@ def paper_adam(params: Iterable[Tensor] | Iterable[dict], lr: float = 1.0) -> to
     tensors = [p for p in params if isinstance(p, Tensor)]
     if len({id(p) for p in tensors}) != len(tensors):  # torch only warns (a tied matrix passed twice, say)
         raise ValueError("params: expected each parameter once, got one of them twice")
-    # foreach: one kernel per operation over all parameters, not one per tensor (the same numbers, bit for bit)
-    return torch.optim.Adam(params, lr=lr, betas=PAPER_BETAS, eps=PAPER_EPS, foreach=True)
+    return torch.optim.Adam(params, lr=lr, betas=PAPER_BETAS, eps=PAPER_EPS, foreach=True)  # same numbers, fewer calls
 
 
 def warmup_scheduler(
