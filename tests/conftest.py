@@ -7,6 +7,7 @@ import torch
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
+from . import reader_env
 from .book_browser import build_book, chromium_path, launched_browser
 
 # Property-based tests (tests/test_bad_input_*.py): small, repeatable, and writing nothing into the
@@ -15,6 +16,46 @@ set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "transformer-book-hypothes
 settings.register_profile("book", derandomize=True, database=None, max_examples=30, deadline=None, print_blob=False)
 settings.load_profile("book")
 
+# With pytest-xdist (``pytest -n 2``), a worker takes one group of tests at a time: a test module or a
+# notebook (its module-scoped fixtures are made once; a notebook's cells run in order in one kernel),
+# except that the modules which share one of these session fixtures form one group, on one worker:
+# the book is built once, and the PDF's print page, which tools/build_pdf.py adds to the built site
+# while it prints, is seen by no other test; one pip or one JupyterLab at a time in the reader's
+# environment (tests/test_installed.py uninstalls the package there, tests/test_jupyterlab.py runs
+# it). The groups are named by module because xdist's scheduler sees only test ids;
+# ``pytest_collection_modifyitems`` fails a test that uses one of the fixtures from another module.
+# (xdist's own ``--dist loadgroup`` does nothing under pytest 9.2: it renames ``item._nodeid``,
+# which pytest 9.2 no longer reads.)
+SHARED_GROUPS = {
+    "site": ("built-book", {"tests/test_browser.py", "tests/test_citations.py", "tests/test_live_lm.py",
+                            "tests/test_live_model.py", "tests/test_reader.py"}),
+    "reader_venv": ("reader-env", {"tests/test_installed.py", "tests/test_jupyterlab.py"}),
+}
+
+
+def group_of(nodeid: str) -> str:
+    """The group of the test ``nodeid``: its module's or notebook's path, or a shared group's name."""
+    file = nodeid.split("::")[0]
+    return next((group for group, modules in SHARED_GROUPS.values() if file in modules), file)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture, (group, modules) in SHARED_GROUPS.items():
+            if fixture in getattr(item, "fixturenames", ()) and item.nodeid.split("::")[0] not in modules:
+                raise pytest.UsageError(f"{item.nodeid} uses {fixture}: add its module to tests/conftest.py's "
+                                        f"SHARED_GROUPS, so that pytest-xdist runs it in the group {group}")
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, used when it runs the tests
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return group_of(nodeid)
+
+    return GroupScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)
@@ -50,5 +91,13 @@ def browser() -> Iterator:
 
 @pytest.fixture(scope="session")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The book, built once per session for every test that opens it (test_browser, test_live_model)."""
+    """The book, built once per session for every test that opens it (test_browser, test_reader,
+    test_live_model, ...; under pytest-xdist all on one worker, see ``SHARED_GROUPS``)."""
     return build_book(tmp_path_factory.mktemp("book"))
+
+
+@pytest.fixture(scope="session")
+def reader_venv() -> Path:
+    """The reader's environment (tests/reader_env.py: created once, then reused), for the tests that
+    install the package there and run it as a reader does (test_jupyterlab, test_installed)."""
+    return reader_env.reader_venv()

@@ -34,8 +34,8 @@ BINDER = ROOT / "binder"
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
 SERVER_FIXED_IN = Version("2.20")  # jupyter-server 2.20 fixes CVE-2026-44727 (stored XSS)
 # Build, test and lint tools: in the development requirements, never in a reader's image.
-TOOLS = {"jupyter-book", "sphinx", "sphinxcontrib-bibtex", "pytest", "nbval", "playwright", "ruff", "hypothesis",
-         "brotli"}  # brotli: the book's build writes its subset icon fonts as woff2
+TOOLS = {"jupyter-book", "sphinx", "sphinxcontrib-bibtex", "pytest", "pytest-xdist", "nbval", "playwright", "ruff",
+         "hypothesis", "brotli"}  # brotli: the book's build writes its subset icon fonts as woff2
 # Pinned only in the development requirements (tools/execute_notebooks.py's; jupyter-server pulls its own).
 # fonttools too: pinned for the build's font subsetting, and a reader's image gets it through matplotlib.
 DEV_TOOLS = TOOLS | {"nbclient", "nbformat", "fonttools", "build", "twine"}

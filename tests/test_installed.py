@@ -29,8 +29,8 @@ CHAPTER = "02_embeddings.ipynb"  # a short chapter: the test is about the instal
 
 
 @pytest.fixture(scope="module")
-def venv() -> Path:
-    return reader_env.reader_venv()
+def venv(reader_venv: Path) -> Path:
+    return reader_venv
 
 
 def git_pointing_at(repository: Path | str, tmp_path: Path) -> dict[str, str]:

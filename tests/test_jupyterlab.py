@@ -46,6 +46,7 @@ import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
@@ -76,7 +77,7 @@ def free_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def lab(tmp_path_factory: pytest.TempPathFactory, reader_venv: Path) -> Iterator[str]:
     """A JupyterLab server, from the reader's environment with the wheel installed, over a copy of
     the repository; yields its base URL (token in the query)."""
     base = tmp_path_factory.mktemp("lab")
@@ -84,7 +85,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     shutil.copytree(ROOT / "book", root / "book", ignore=shutil.ignore_patterns("_build", ".ipynb_checkpoints"))
     for name in ("transformer_lib", "binder", "pyproject.toml"):  # present, as on Binder, but not importable
         (shutil.copytree if (ROOT / name).is_dir() else shutil.copy2)(ROOT / name, root / name)
-    venv = reader_env.reader_venv()
+    venv = reader_venv
     wheel = reader_env.build_wheel(base / "wheel")
     reader_env.install(venv, wheel, "--no-deps", "--force-reinstall")
     location = reader_env.installed_location(venv, cwd=root / "book")

@@ -49,7 +49,7 @@ def checkpoints() -> dict:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def replay_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = live_test_page(tmp_path_factory.mktemp("replay"))
     ck = book_model()
     explorer = AttentionExplorer(ck.model, ck.src_vocab, ck.tgt_vocab, sentence="", replay=True)
@@ -62,13 +62,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def url(site: Path) -> Iterator[str]:
-    with serve(site) as base:
+def url(replay_site: Path) -> Iterator[str]:
+    with serve(replay_site) as base:
         yield base + "index.html"
 
 
-def test_the_page_files_hold_each_snapshots_floats(site: Path, checkpoints) -> None:
-    live = site / "_static" / "live"
+def test_the_page_files_hold_each_snapshots_floats(replay_site: Path, checkpoints) -> None:
+    live = replay_site / "_static" / "live"
     manifest = json.loads((live / MANIFEST_FILE).read_text())
     assert manifest["snapshots"]["steps"] == STEPS and manifest["snapshots"]["shipped_step"] == STEPS[-1]
     assert sorted(manifest["snapshots"]["files"]) == sorted(str(s) for s in STEPS[:-1])
