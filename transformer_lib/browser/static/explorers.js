@@ -122,7 +122,7 @@
   // Room (px) for the tick labels of the longest token and the axis title beside them: CHAR_PX a
   // character (more than a character of the theme's sans-serif at its size), the x labels at 45 degrees.
   const CHAR_PX = 8;
-  const LABEL_PAD_PX = 12; // from the axis line to its tick labels, and from the labels to the axis title
+  const LABEL_PAD_PX = 12; // from the y axis line to its tick labels' far side, and on to the axis title
   function tokenMargins(queries, keys, margin) {
     const longest = (tokens) => CHAR_PX * Math.max(1, ...tokens.map((t) => String(t).length));
     const size = theme().layout.font.size;
@@ -132,29 +132,23 @@
     });
   }
 
-  // The axes' titles ("key" under the x axis, "query" left of the y axis, as the figure's axis titles),
-  // written as annotations placed beside the tick labels: an axis title makes plotly measure every tick
-  // label of its axis (a forced layout each, most of the time from Enter to the drawn maps,
-  // benchmarks/live_model.py) to move the title off them. The labels are measured here instead, on a
-  // canvas (no layout): a label at -45 degrees reaches (width + font size) / sqrt(2) below the axis.
+  // The y axis's title ("query" left of the query tokens), written as an annotation placed beside the
+  // tick labels: an axis title makes plotly measure every tick label of its axis (a forced layout each,
+  // most of the time from Enter to the drawn maps, benchmarks/live_model.py) to move the title off
+  // them. The labels are measured here instead, on a canvas (no layout). (The x axes keep their titles:
+  // tests/test_reader.py takes a rotated annotation as a y axis's title only.)
   let ruler = null;
   function textWidth(tokens, font) {
     ruler = ruler || document.createElement("canvas").getContext("2d");
     ruler.font = `${font.size}px ${font.family}`;
     return Math.max(0, ...tokens.map((t) => ruler.measureText(String(t)).width));
   }
-  function axisTitles([xTitle, yTitle], xDomain, yDomain, queries, keys) {
+  function yTitle(text, xDomain, yDomain, queries) {
     const font = theme().layout.font;
-    const size = Math.round(1.2 * font.size); // plotly's axis title size: its bigFont of the layout's font
-    const common = { xref: "paper", yref: "paper", showarrow: false, font: { size } };
-    const below = Math.ceil((textWidth(keys, font) + font.size) * Math.SQRT1_2) + LABEL_PAD_PX;
-    const beside = Math.ceil(textWidth(queries, font)) + LABEL_PAD_PX;
-    return [
-      Object.assign({ text: xTitle, x: (xDomain[0] + xDomain[1]) / 2, y: yDomain[0], xanchor: "center", yanchor: "top",
-        yshift: -below }, common),
-      Object.assign({ text: yTitle, x: xDomain[0], y: (yDomain[0] + yDomain[1]) / 2, xanchor: "right",
-        yanchor: "middle", xshift: -beside, textangle: -90 }, common),
-    ];
+    return { text, xref: "paper", yref: "paper", showarrow: false, textangle: -90,
+      font: { size: Math.round(1.2 * font.size) }, // plotly's axis title size: its bigFont of the layout's font
+      x: xDomain[0], y: (yDomain[0] + yDomain[1]) / 2, xanchor: "right", yanchor: "middle",
+      xshift: -(Math.ceil(textWidth(queries, font)) + LABEL_PAD_PX) };
   }
 
   // transformer_lib.figures.attention.attention_figure: one head, or every head in a grid.
@@ -189,9 +183,10 @@
         const x0 = c * (w + hs);
         const y1 = 1 - r * (h + vs);
         // each panel's axes say which side is which (the figures' _GRID_AXIS_TITLES); the ticks, the tokens
-        layout[`xaxis${n}`] = tokenAxis(keys, Object.assign({ domain: [x0, x0 + w], anchor: `y${n}` }, xTick));
+        layout[`xaxis${n}`] = tokenAxis(keys, Object.assign({ domain: [x0, x0 + w], anchor: `y${n}`,
+          title: { text: "key" } }, xTick));
         layout[`yaxis${n}`] = tokenAxis(queries, Object.assign({ domain: [y1 - h, y1], anchor: `x${n}` }, yTick));
-        layout.annotations.push(...axisTitles(["key", "query"], [x0, x0 + w], [y1 - h, y1], queries, keys));
+        layout.annotations.push(yTitle("query", [x0, x0 + w], [y1 - h, y1], queries));
         data.push(heatmap(weights[i], queries, keys, `x${n}`, `y${n}`, `head ${i + 1}`));
         layout.annotations.push({ text: `head ${i + 1}`, x: x0 + w / 2, y: y1, xref: "paper", yref: "paper",
           xanchor: "center", yanchor: "bottom", showarrow: false, font: { size: 16 } });
@@ -200,9 +195,9 @@
       layout.height = (narrow ? 300 : 330) * rows + 80;
     } else {
       data = [heatmap(weights[head], queries, keys, "x", "y", `head ${head + 1}`)];
-      layout.xaxis = tokenAxis(keys, xTick);
+      layout.xaxis = tokenAxis(keys, Object.assign({ title: { text: AXIS_TITLES[kind][0] } }, xTick));
       layout.yaxis = tokenAxis(queries, yTick);
-      layout.annotations = axisTitles(AXIS_TITLES[kind], [0, 1], [0, 1], queries, keys);
+      layout.annotations = [yTitle(AXIS_TITLES[kind][1], [0, 1], [0, 1], queries)];
       layout.title = { text: narrow ? `${title},<br>head ${head + 1}` : `${title}, head ${head + 1}` };
       layout.height = 480;
     }
