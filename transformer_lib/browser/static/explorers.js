@@ -139,6 +139,7 @@
   // tests/test_reader.py takes a rotated annotation as a y axis's title only.)
   let ruler = null;
   function textWidth(tokens, font) {
+    if (typeof document === "undefined") return CHAR_PX * Math.max(0, ...tokens.map((t) => String(t).length)); // Node
     ruler = ruler || document.createElement("canvas").getContext("2d");
     ruler.font = `${font.size}px ${font.family}`;
     return Math.max(0, ...tokens.map((t) => ruler.measureText(String(t)).width));
