@@ -1,10 +1,10 @@
 /* Every tensor of one translation, in the reader's browser: window.bookModel.activations.
  *
  * What transformer_lib.capture.capture_activations returns, computed by book-model.js's own forward
- * pass (Model.encode and Model.decodeStep), not by a second copy of it: the model runs through a
- * recorder, an object whose prototype is the model and whose embed, project, attendRow, norm, lin
- * and logits call the model's and keep what they return (as the Python capture keeps what forward
- * hooks see). The blocks carry the library's names (encoder.0.self_attn.q, ...), positions first.
+ * pass (Model.translate: encode, then decodeStep per token), not by a second copy of it: the model
+ * runs through a recorder, an object whose prototype is the model and whose embed, project,
+ * attendRow, norm, lin, logits and newCache call the model's and keep what they return (as the
+ * Python capture keeps what forward hooks see). The translation and the capture are one pass. The blocks carry the library's names (encoder.0.self_attn.q, ...), positions first.
  * tests/test_live_activations.py holds every block equal to the Python capture.
  */
 (function () {
@@ -51,6 +51,10 @@
     }
     const rec = Object.create(model);
     rec.blocks = blocks;
+    rec.newCache = function (memory) { // the decoder's caches, kept: complete() reads the keys
+      this.caches = base.newCache.call(this, memory);
+      return this.caches;
+    };
     rec.embed = function (prefix, id, pos) {
       const d = cfg.d_model;
       const side = blockName(prefix);
@@ -97,47 +101,51 @@
     return rec;
   }
 
-  // capture.capture_model_activations on the page: the source ids and the decoder inputs, one pass.
-  Model.prototype.activationsOf = function (srcIds, decoderIds) {
-    const cfg = this.config;
-    const rec = recorder(this);
-    const { memory } = rec.encode(srcIds);
-    const caches = rec.newCache(memory);
-    decoderIds.forEach((id, pos) => rec.logits(rec.decodeStep(id, pos, caches).x, "generator"));
+  // What the recorder kept, completed as capture_activations returns it: decoder self-attention ran on
+  // a cache of the past, so each step's score row holds the keys read so far; the future keys' scores,
+  // which the causal mask then hides, are computed here as attendRow computes the others (q . k / sqrt(d_k)).
+  function complete(rec, n) {
+    const cfg = rec.config;
+    const dk = cfg.d_model / cfg.n_heads;
+    const scale = Math.sqrt(dk);
     const blocks = rec.blocks;
     for (const name of Object.keys(blocks)) { // the hidden layers, kept as typed arrays, as plain ones
       if (name.endsWith(".hidden")) blocks[name] = blocks[name].map((row) => Array.from(row));
     }
-    // Decoder self-attention ran on a cache of the past: its scores for the future keys, which the
-    // causal mask then hides, come from the same attendRow over every key (its scores only are read).
     for (let l = 0; l < cfg.n_decoder_layers; l++) {
-      const prefix = `decoder.layers.${l}.self_attn`;
-      const name = blockName(prefix);
-      const { keys, values } = caches[l].self;
-      const queries = blocks[`${name}.q`].map((row) => Float64Array.from(row.flat()));
-      blocks[`${name}.scores`] = queries.map((q) => base.attendRow.call(this, prefix, q, keys, values).scores
-        .map((row) => Array.from(row)));
-      blocks[`${name}.masked`] = blocks[`${name}.scores`].map((row, t) =>
-        row.map((scores) => scores.map((s, j) => (j > t ? -Infinity : s))));
-      blocks[`${name}.weights`] = blocks[`${name}.weights`].map((row) =>
-        row.map((weights) => [...weights, ...new Array(decoderIds.length - weights.length).fill(0)]));
+      const name = `decoder.${l}.self_attn`;
+      const keys = rec.caches[l].self.keys; // every position's key, once the last step has run
+      const queries = blocks[`${name}.q`];
+      for (const [t, rows] of blocks[`${name}.scores`].entries()) {
+        rows.forEach((row, head) => {
+          const q = queries[t][head];
+          for (let j = row.length; j < n; j++) {
+            let s = 0;
+            for (let i = 0; i < dk; i++) s += q[i] * keys[j][head * dk + i];
+            row.push(s / scale);
+          }
+        });
+      }
+      blocks[`${name}.masked`] = blocks[`${name}.scores`].map((rows, t) =>
+        rows.map((row) => row.map((s, j) => (j > t ? -Infinity : s))));
+      for (const rows of blocks[`${name}.weights`]) for (const row of rows) while (row.length < n) row.push(0);
     }
     for (const name of Object.keys(blocks)) { // no padding in one sentence: the other masks hide nothing
       if (name.endsWith(".scores") && !blocks[name.replace(/scores$/, "masked")]) {
-        blocks[name.replace(/scores$/, "masked")] = blocks[name].map((row) => row.map((s) => s.slice()));
+        blocks[name.replace(/scores$/, "masked")] = blocks[name].map((rows) => rows.map((row) => row.slice()));
       }
     }
     return blocks;
-  };
+  }
 
-  // The typed text's translation and every block behind it (capture.capture_activations).
+  // The typed text's translation and every block behind it (capture.capture_activations), in one
+  // forward pass: translate's own (the encoder, then one decoder step per token read), run through the
+  // recorder. passMs: the time of that pass, the translation included.
   Model.prototype.activations = function (typed) {
-    const result = this.translate(typed);
-    const tgtIndex = this.tgtIndex || (this.tgtIndex = new Map(this.tgtVocab.map((token, i) => [token, i])));
-    const srcIds = result.src_tokens.map((token) => this.srcIndex.get(token));
-    const decoderIds = result.decoder_tokens.map((token) => tgtIndex.get(token));
     const started = performance.now();
-    const blocks = this.activationsOf(srcIds, decoderIds);
+    const rec = recorder(this);
+    const result = rec.translate(typed);
+    const blocks = complete(rec, result.decoder_tokens.length);
     return { ...result, blocks, passMs: performance.now() - started };
   };
 

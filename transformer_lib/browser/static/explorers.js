@@ -115,12 +115,14 @@
     return Object.assign({}, axisStyle(), {
       tickmode: "array", tickvals: tokens.map((_, i) => i), ticktext: tokens.map(escapeHtml),
       automargin: false, ticklabeloverflow: "allow",
+      showgrid: false, zeroline: false, // under the heatmap's cells: drawn for nothing on every redraw
     }, extra);
   }
 
   // Room (px) for the tick labels of the longest token and the axis title beside them: CHAR_PX a
   // character (more than a character of the theme's sans-serif at its size), the x labels at 45 degrees.
   const CHAR_PX = 8;
+  const LABEL_PAD_PX = 12; // from the y axis line to its tick labels' far side, and on to the axis title
   function tokenMargins(queries, keys, margin) {
     const longest = (tokens) => CHAR_PX * Math.max(1, ...tokens.map((t) => String(t).length));
     const size = theme().layout.font.size;
@@ -128,6 +130,26 @@
       l: Math.max(margin.l, longest(queries) + 2 * size + 20),
       b: Math.max(margin.b, Math.ceil((longest(keys) + size) * Math.SQRT1_2) + 2 * size + 20),
     });
+  }
+
+  // The y axis's title ("query" left of the query tokens), written as an annotation placed beside the
+  // tick labels: an axis title makes plotly measure every tick label of its axis (a forced layout each,
+  // most of the time from Enter to the drawn maps, benchmarks/live_model.py) to move the title off
+  // them. The labels are measured here instead, on a canvas (no layout). (The x axes keep their titles:
+  // tests/test_reader.py takes a rotated annotation as a y axis's title only.)
+  let ruler = null;
+  function textWidth(tokens, font) {
+    if (typeof document === "undefined") return CHAR_PX * Math.max(0, ...tokens.map((t) => String(t).length)); // Node
+    ruler = ruler || document.createElement("canvas").getContext("2d");
+    ruler.font = `${font.size}px ${font.family}`;
+    return Math.max(0, ...tokens.map((t) => ruler.measureText(String(t)).width));
+  }
+  function yTitle(text, xDomain, yDomain, queries) {
+    const font = theme().layout.font;
+    return { text, xref: "paper", yref: "paper", showarrow: false, textangle: -90,
+      font: { size: Math.round(1.2 * font.size) }, // plotly's axis title size: its bigFont of the layout's font
+      x: xDomain[0], y: (yDomain[0] + yDomain[1]) / 2, xanchor: "right", yanchor: "middle",
+      xshift: -(Math.ceil(textWidth(queries, font)) + LABEL_PAD_PX) };
   }
 
   // transformer_lib.figures.attention.attention_figure: one head, or every head in a grid.
@@ -138,7 +160,9 @@
     const narrow = width < NARROW;
     const title = `${KIND_TITLES[kind]}, layer ${layer + 1}`;
     const layout = baseLayout({
-      coloraxis: { cmin: 0, cmax: 1, colorscale: colorscale("Blues"), colorbar: { title: { text: "weight" } } },
+      // ticklabeloverflow "allow": the bar's labels 0 to 1 always fit, and plotly need not measure them
+      coloraxis: { cmin: 0, cmax: 1, colorscale: colorscale("Blues"),
+        colorbar: { title: { text: "weight" }, ticklabeloverflow: "allow" } },
     });
     const xTick = { tickangle: -45 };
     const yTick = { autorange: "reversed" };
@@ -162,8 +186,8 @@
         // each panel's axes say which side is which (the figures' _GRID_AXIS_TITLES); the ticks, the tokens
         layout[`xaxis${n}`] = tokenAxis(keys, Object.assign({ domain: [x0, x0 + w], anchor: `y${n}`,
           title: { text: "key" } }, xTick));
-        layout[`yaxis${n}`] = tokenAxis(queries, Object.assign({ domain: [y1 - h, y1], anchor: `x${n}`,
-          title: { text: "query" } }, yTick));
+        layout[`yaxis${n}`] = tokenAxis(queries, Object.assign({ domain: [y1 - h, y1], anchor: `x${n}` }, yTick));
+        layout.annotations.push(yTitle("query", [x0, x0 + w], [y1 - h, y1], queries));
         data.push(heatmap(weights[i], queries, keys, `x${n}`, `y${n}`, `head ${i + 1}`));
         layout.annotations.push({ text: `head ${i + 1}`, x: x0 + w / 2, y: y1, xref: "paper", yref: "paper",
           xanchor: "center", yanchor: "bottom", showarrow: false, font: { size: 16 } });
@@ -173,7 +197,8 @@
     } else {
       data = [heatmap(weights[head], queries, keys, "x", "y", `head ${head + 1}`)];
       layout.xaxis = tokenAxis(keys, Object.assign({ title: { text: AXIS_TITLES[kind][0] } }, xTick));
-      layout.yaxis = tokenAxis(queries, Object.assign({ title: { text: AXIS_TITLES[kind][1] } }, yTick));
+      layout.yaxis = tokenAxis(queries, yTick);
+      layout.annotations = [yTitle(AXIS_TITLES[kind][1], [0, 1], [0, 1], queries)];
       layout.title = { text: narrow ? `${title},<br>head ${head + 1}` : `${title}, head ${head + 1}` };
       layout.height = 480;
     }
