@@ -141,11 +141,15 @@ CALLS = {
     "encoder.EncoderLayer": lambda: (encoder.EncoderLayer, dict(d_model=8, n_heads=2, d_ff=16, dropout=0.0)),
     "encoder.EncoderLayer.forward": lambda: (encoder.EncoderLayer(8, 2, 16, 0.0), dict(
         x=X.clone(), mask=attention.causal_mask(3))),
+    "encoder.EncoderLayer.check_inputs": lambda: (encoder.EncoderLayer(8, 2, 16, 0.0).check_inputs, dict(x=X.clone())),
     "encoder.Encoder": lambda: (encoder.Encoder, dict(layer=encoder.EncoderLayer(8, 2, 16, 0.0), n_layers=2)),
     "encoder.Encoder.forward": lambda: (encoder.Encoder(encoder.EncoderLayer(8, 2, 16, 0.0), 1), dict(x=X.clone())),
     "decoder.DecoderLayer": lambda: (decoder.DecoderLayer, dict(d_model=8, n_heads=2, d_ff=16, dropout=0.0)),
     "decoder.DecoderLayer.forward": lambda: (decoder.DecoderLayer(8, 2, 16, 0.0), dict(
         x=X.clone(), memory=torch.randn(1, 4, 8), tgt_mask=attention.causal_mask(3))),
+    "decoder.DecoderLayer.check_inputs": lambda: (decoder.DecoderLayer(8, 2, 16, 0.0).check_inputs, dict(
+        x=X.clone(), memory=torch.randn(1, 4, 8), tgt_mask=attention.causal_mask(3), memory_mask=None,
+        cache=decoder.DecoderLayerCache())),
     "decoder.Decoder": lambda: (decoder.Decoder, dict(layer=decoder.DecoderLayer(8, 2, 16, 0.0), n_layers=2)),
     "decoder.Decoder.forward": lambda: (decoder.Decoder(decoder.DecoderLayer(8, 2, 16, 0.0), 1), dict(
         x=X.clone(), memory=torch.randn(1, 4, 8))),

@@ -41,7 +41,8 @@ def label_smoothed_cross_entropy(
 
     ``logits``: (..., V); ``target``: (...) integer ids (torch.long or torch.int32). Positions
     whose target is ``pad_id`` (an id in [0, V), or None for no padding) contribute exactly
-    nothing, even if their logits hold -inf or NaN. ``reduction="mean"`` averages over the other
+    nothing, even if their logits hold -inf or NaN; at any other position a NaN (or +inf) logit is a
+    ``ValueError``, not a NaN loss. ``reduction="mean"`` averages over the other
     positions (0 if there are none), ``"sum"`` adds them up.
     """
     check_tensor("logits", logits)
@@ -49,6 +50,8 @@ def label_smoothed_cross_entropy(
     if not logits.is_floating_point():
         raise TypeError(f"logits: expected a floating-point tensor, got dtype {logits.dtype}")
     check_id_dtype("target", target)
+    if logits.dim() == 0:
+        raise ValueError("logits: expected a class dimension, shape (..., V), got a 0-d tensor")
     if logits.shape[:-1] != target.shape:
         raise ValueError(
             f"target: expected shape {tuple(logits.shape[:-1])} (logits without the class dimension), "
@@ -73,6 +76,9 @@ def label_smoothed_cross_entropy(
     loss = nll if smoothing == 0 else (1.0 - smoothing) * nll + smoothing * uniform
     keep = torch.ones_like(target, dtype=torch.bool) if pad_id is None else target != pad_id
     total = loss.masked_fill(~keep, 0.0).sum()  # not loss * keep: inf * 0 at a padding position is NaN
+    if torch.isnan(total):  # one number to test: NaN anywhere that counts makes the total NaN
+        raise ValueError("logits: expected finite values or -inf (never a whole row of -inf) at the positions "
+                         "that count, got NaN or +inf there: the loss would be NaN")
     if reduction == "sum":
         return total
     return total / keep.sum().clamp(min=1)
