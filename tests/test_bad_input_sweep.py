@@ -10,7 +10,6 @@ below: the sweep grows with the library. The number of cases run is printed at t
 from __future__ import annotations
 
 import inspect
-import math
 import random
 
 import pytest
@@ -701,4 +700,8 @@ def test_report_the_number_of_cases(capsys):
     with capsys.disabled():
         print(f"\nbad-input sweep: {SWEEP_COUNT['cases']} cases over {len(ARGUMENTS)} arguments of "
               f"{len(CALLS)} callables")
-    assert math.isfinite(SWEEP_COUNT["cases"])
+    before = SWEEP_COUNT["cases"]
+    check_outcome("a planted call", lambda: None, ["x"])  # every call of check_outcome is one case
+    with pytest.raises(AssertionError, match="does not start with one of"):  # and a wrong name is a finding
+        check_outcome("a planted refusal", lambda: (_ for _ in ()).throw(ValueError("y: bad")), ["x"])
+    assert SWEEP_COUNT["cases"] == before + 2

@@ -312,7 +312,7 @@
       return { x, selfRows, crossRows };
     }
 
-    nextToken(x) { // decoding._next_logits + argmax: <pad> and <sos> are never a next token
+    nextToken(x) { // decoding.next_token_logits + argmax: <pad> and <sos> are never a next token
       const logits = this.logits(x, "generator");
       let best = -1;
       let bestValue = -Infinity;
