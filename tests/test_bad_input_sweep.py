@@ -10,7 +10,6 @@ below: the sweep grows with the library. The number of cases run is printed at t
 from __future__ import annotations
 
 import inspect
-import math
 import random
 
 import pytest
@@ -141,11 +140,15 @@ CALLS = {
     "encoder.EncoderLayer": lambda: (encoder.EncoderLayer, dict(d_model=8, n_heads=2, d_ff=16, dropout=0.0)),
     "encoder.EncoderLayer.forward": lambda: (encoder.EncoderLayer(8, 2, 16, 0.0), dict(
         x=X.clone(), mask=attention.causal_mask(3))),
+    "encoder.EncoderLayer.check_inputs": lambda: (encoder.EncoderLayer(8, 2, 16, 0.0).check_inputs, dict(x=X.clone())),
     "encoder.Encoder": lambda: (encoder.Encoder, dict(layer=encoder.EncoderLayer(8, 2, 16, 0.0), n_layers=2)),
     "encoder.Encoder.forward": lambda: (encoder.Encoder(encoder.EncoderLayer(8, 2, 16, 0.0), 1), dict(x=X.clone())),
     "decoder.DecoderLayer": lambda: (decoder.DecoderLayer, dict(d_model=8, n_heads=2, d_ff=16, dropout=0.0)),
     "decoder.DecoderLayer.forward": lambda: (decoder.DecoderLayer(8, 2, 16, 0.0), dict(
         x=X.clone(), memory=torch.randn(1, 4, 8), tgt_mask=attention.causal_mask(3))),
+    "decoder.DecoderLayer.check_inputs": lambda: (decoder.DecoderLayer(8, 2, 16, 0.0).check_inputs, dict(
+        x=X.clone(), memory=torch.randn(1, 4, 8), tgt_mask=attention.causal_mask(3), memory_mask=None,
+        cache=decoder.DecoderLayerCache())),
     "decoder.Decoder": lambda: (decoder.Decoder, dict(layer=decoder.DecoderLayer(8, 2, 16, 0.0), n_layers=2)),
     "decoder.Decoder.forward": lambda: (decoder.Decoder(decoder.DecoderLayer(8, 2, 16, 0.0), 1), dict(
         x=X.clone(), memory=torch.randn(1, 4, 8))),
@@ -229,12 +232,12 @@ CALLS = {
     "figures.decoding_steps.step_figures": lambda: (step_figures.step_figures, dict(trace=TRACE, step=1)),
     "figures.decoding_steps.step_summary_html": lambda: (step_figures.step_summary_html, dict(trace=TRACE, step=1)),
     # text
-    "tokenization.Vocab": lambda: (Vocab, dict(tokens=list(WORDS))),
-    "tokenization.Vocab.build": lambda: (Vocab.build, dict(sentences=list(SENTENCES), min_freq=1)),
-    "tokenization.Vocab.encode": lambda: (VOCAB.encode, dict(sentence="the cat")),
-    "tokenization.Vocab.encode_with_unknowns": lambda: (VOCAB.encode_with_unknowns, dict(sentence="the cat")),
-    "tokenization.Vocab.decode": lambda: (VOCAB.decode, dict(ids=[4, 5, 2], stop_at_eos=True)),
-    "tokenization.Vocab.from_dict": lambda: (Vocab.from_dict, dict(data=VOCAB.to_dict())),
+    "vocabulary.Vocab": lambda: (Vocab, dict(tokens=list(WORDS))),
+    "vocabulary.Vocab.build": lambda: (Vocab.build, dict(sentences=list(SENTENCES), min_freq=1)),
+    "vocabulary.Vocab.encode": lambda: (VOCAB.encode, dict(sentence="the cat")),
+    "vocabulary.Vocab.encode_with_unknowns": lambda: (VOCAB.encode_with_unknowns, dict(sentence="the cat")),
+    "vocabulary.Vocab.decode": lambda: (VOCAB.decode, dict(ids=[4, 5, 2], stop_at_eos=True)),
+    "vocabulary.Vocab.from_dict": lambda: (Vocab.from_dict, dict(data=VOCAB.to_dict())),
     "tokenization.normalize_sentence": lambda: (tokenization.normalize_sentence, dict(text="The cat, sat.")),
     "tokenization.learn_bpe": lambda: (tokenization.learn_bpe, dict(text=list(SENTENCES), n_merges=3,
                                                                     end_of_word="</w>")),
@@ -244,14 +247,14 @@ CALLS = {
     "tokenization.BPETokenizer.tokenize": lambda: (_bpe().tokenize, dict(sentence="the cat")),
     "tokenization.BPETokenizer.tokenize_word": lambda: (_bpe().tokenize_word, dict(word="cat")),
     "tokenization.BPETokenizer.detokenize": lambda: (_bpe().detokenize, dict(symbols=["c", "at</w>"])),
-    "tokenization.encode_pairs": lambda: (tokenization.encode_pairs, dict(pairs=list(PAIRS), src_vocab=VOCAB,
+    "batching.encode_pairs": lambda: (tokenization.encode_pairs, dict(pairs=list(PAIRS), src_vocab=VOCAB,
                                                                           tgt_vocab=VOCAB)),
-    "tokenization.pad_sequences": lambda: (tokenization.pad_sequences, dict(sequences=[[4, 5], [6]], pad_id=0)),
-    "tokenization.collate": lambda: (tokenization.collate, dict(encoded=[([4, 5], [6]), ([7], [8, 9])],
+    "batching.pad_sequences": lambda: (tokenization.pad_sequences, dict(sequences=[[4, 5], [6]], pad_id=0)),
+    "batching.collate": lambda: (tokenization.collate, dict(encoded=[([4, 5], [6]), ([7], [8, 9])],
                                                                 tgt_vocab=VOCAB)),
-    "tokenization.make_batches": lambda: (tokenization.make_batches, dict(
+    "batching.make_batches": lambda: (tokenization.make_batches, dict(
         pairs=list(PAIRS), src_vocab=VOCAB, tgt_vocab=VOCAB, batch_size=1, shuffle=True, seed=0, by_length=False)),
-    "tokenization.Batch.to": lambda: (tokenization.make_batches(PAIRS, VOCAB, VOCAB, 2)[0].to, dict(device="cpu")),
+    "batching.Batch.to": lambda: (tokenization.make_batches(PAIRS, VOCAB, VOCAB, 2)[0].to, dict(device="cpu")),
     "corpus.split_by_length": lambda: (corpus.split_by_length, dict(pairs=list(PAIRS), edges=[1, 3, 9])),
     "corpus.make_corpus": lambda: (corpus.make_corpus, dict(seed=0, n_pairs=20, held_out=[("white", "car")],
                                                             novel_per_combination=1)),
@@ -298,10 +301,10 @@ CALLS = {
     "capture.capture_feed_forward": lambda: (capture.capture_feed_forward, dict(model=MODEL, src_ids=SRC.clone(),
                                                                                 tgt_ids=TGT.clone())),
     "capture.AttentionMaps.bertviz_kwargs": lambda: (MAPS.bertviz_kwargs, dict(index=0)),
-    "training.label_smoothed_cross_entropy": lambda: (training.label_smoothed_cross_entropy, dict(
+    "loss.label_smoothed_cross_entropy": lambda: (training.label_smoothed_cross_entropy, dict(
         logits=torch.randn(3, 5), target=torch.tensor([1, 2, 3]), smoothing=0.1, pad_id=0, reduction="mean")),
-    "training.transformer_lr": lambda: (training.transformer_lr, dict(step=3, d_model=16, warmup=10, scale=1.0)),
-    "training.paper_adam": lambda: (training.paper_adam, dict(params=list(torch.nn.Linear(2, 2).parameters()),
+    "optimiser.transformer_lr": lambda: (training.transformer_lr, dict(step=3, d_model=16, warmup=10, scale=1.0)),
+    "optimiser.paper_adam": lambda: (training.paper_adam, dict(params=list(torch.nn.Linear(2, 2).parameters()),
                                                               lr=1.0)),
     "training.pick_device": lambda: (training.pick_device, dict(device="cpu")),
     "browser.page.translation_payload": lambda: (live_explorers.translation_payload, dict(
@@ -439,14 +442,16 @@ CALLS = {
     "multi_head_attention.MultiHeadAttention.check_inputs": lambda: (MHA.check_inputs, dict(
         query=X.clone(), key=X.clone(), value=X.clone(), cache=multi_head_attention.KVCache(), need_weights=False)),
     # training pieces
-    "training.TrainingOptions.replace": lambda: (training.TrainingOptions(steps=2).replace, dict(
+    "training_step.TrainingOptions.replace": lambda: (training.TrainingOptions(steps=2).replace, dict(
         steps=3, epochs=1, time_budget_s=10.0, warmup=4, lr_scale=1.0, label_smoothing=0.1, clip_norm=1.0,
         pad_id=0, seed=0, shuffle=True, device="cpu", eval_every=1, progress=False)),
-    "training.training_step": lambda: (training.training_step, _step_arguments()),
+    "training_step.training_step": lambda: (training.training_step, _step_arguments()),
+    "training_step.check_batch": lambda: (training.check_batch, dict(
+        batch=tokenization.collate([([4, 5], [6]), ([7], [8, 9])], VOCAB), name="batch", index=None)),
     "training.batch_order": lambda: (training.batch_order, dict(n_batches=3, epoch=1, seed=0, shuffle=True)),
     "training.TrainingHistory.record": lambda: (_history().record, dict(
         result=training.StepResult(loss=1.0, grad_norm=0.5, lr=0.1, tokens=3), elapsed_s=0.5)),
-    "training.schedule_for": lambda: (training.schedule_for, dict(model=models.Transformer(CONFIG),
+    "training_step.schedule_for": lambda: (training.schedule_for, dict(model=models.Transformer(CONFIG),
                                                                   options=training.TrainingOptions(steps=1))),
     # the grammar as an oracle, the paper's ledger, the prose's numbers
     "oracle.parse_french": lambda: (oracle.parse_french, dict(sentence=FRENCH)),
@@ -617,7 +622,7 @@ def _exempt(name: str, value: object) -> str | None:
 OTHER_EXEMPT = {
     "language_model.train_language_model": SLOW,
     "training.train": SLOW,
-    "training.warmup_scheduler": "wraps torch's LambdaLR around an optimizer; its numbers go to transformer_lr",
+    "optimiser.warmup_scheduler": "wraps torch's LambdaLR around an optimizer; its numbers go to transformer_lr",
     "measure.best_time": "times a callable the caller writes (tests/test_measure.py)",
     "checkpoint.save_checkpoint": "writes files: tests/test_checkpoint.py tests its arguments",
     "checkpoint.load_checkpoint": "reads files: tests/test_checkpoint.py tests its arguments",
@@ -695,4 +700,8 @@ def test_report_the_number_of_cases(capsys):
     with capsys.disabled():
         print(f"\nbad-input sweep: {SWEEP_COUNT['cases']} cases over {len(ARGUMENTS)} arguments of "
               f"{len(CALLS)} callables")
-    assert math.isfinite(SWEEP_COUNT["cases"])
+    before = SWEEP_COUNT["cases"]
+    check_outcome("a planted call", lambda: None, ["x"])  # every call of check_outcome is one case
+    with pytest.raises(AssertionError, match="does not start with one of"):  # and a wrong name is a finding
+        check_outcome("a planted refusal", lambda: (_ for _ in ()).throw(ValueError("y: bad")), ["x"])
+    assert SWEEP_COUNT["cases"] == before + 2

@@ -1,4 +1,5 @@
-"""The package's layout: no import circle between its modules, and no module or page script over 500 lines.
+"""The package's layout: no import circle between its modules, and no module or page script over 500 lines
+(the hard cap), nor over 400 (the soft cap) without a reason given at its top.
 
 Every module of ``transformer_lib`` is parsed with ``ast`` (nothing is imported), and every
 import of a module of the package becomes an edge of a graph: absolute and relative
@@ -17,7 +18,9 @@ from pathlib import Path
 PACKAGE = "transformer_lib"
 ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 MAX_LINES = 500
-STATIC = ROOT / "browser" / "static"  # the page's scripts: the same limit
+SOFT_MAX_LINES = 400  # split where the concepts divide before this; past it, the file says why it is whole
+SOFT_CAP_REASON = "Longer than 400 lines:"  # in a module's docstring, or a script's first comment
+STATIC = ROOT / "browser" / "static"  # the page's scripts: the same limits
 
 
 def module_files(root: Path = ROOT, package: str = PACKAGE) -> dict[str, Path]:
@@ -114,6 +117,39 @@ def test_no_module_is_over_500_lines() -> None:
     assert not too_long, f"modules over {MAX_LINES} lines: {too_long}"
 
 
+def _header(path: Path) -> str:
+    """A module's docstring, or a script's leading comment (everything before its first line of code)."""
+    text = path.read_text()
+    if path.suffix == ".py":
+        return ast.get_docstring(ast.parse(text)) or ""
+    header = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("//", "/*", "*")):
+            break
+        header.append(stripped)
+    return "\n".join(header)
+
+
+def long_files_without_a_reason(paths: Mapping[str, Path]) -> dict[str, int]:
+    """The files of ``paths`` over the soft cap whose docstring (or leading comment) gives no reason."""
+    lengths = {name: len(path.read_text().splitlines()) for name, path in paths.items()}
+    return {name: n for name, n in lengths.items()
+            if n > SOFT_MAX_LINES and SOFT_CAP_REASON not in " ".join(_header(paths[name]).split())}
+
+
+def test_no_module_is_over_400_lines_without_a_reason() -> None:
+    unexplained = long_files_without_a_reason(module_files())
+    assert not unexplained, (f"modules over {SOFT_MAX_LINES} lines: split them where the concepts divide, or say "
+                             f"why they are whole in the docstring ({SOFT_CAP_REASON} ...): {unexplained}")
+
+
+def test_no_page_script_is_over_400_lines_without_a_reason() -> None:
+    unexplained = long_files_without_a_reason({path.name: path for path in STATIC.glob("*.js")})
+    assert not unexplained, (f"page scripts over {SOFT_MAX_LINES} lines: split them, or say why they are whole in "
+                             f"their first comment ({SOFT_CAP_REASON} ...): {unexplained}")
+
+
 def too_long_scripts(static: Path = STATIC) -> dict[str, int]:
     lengths = {path.name: len(path.read_text().splitlines()) for path in sorted(static.glob("*.js"))}
     return {name: n for name, n in lengths.items() if n > MAX_LINES}
@@ -190,3 +226,16 @@ def test_a_page_script_of_501_lines_is_too_long(tmp_path: Path) -> None:
     (tmp_path / "long.js").write_text("x;\n" * 501)
     (tmp_path / "long.css").write_text("x;\n" * 501)  # only the scripts
     assert too_long_scripts(tmp_path) == {"long.js": 501}
+
+
+def test_over_400_lines_needs_a_reason_at_the_top(tmp_path: Path) -> None:
+    body = "x = 1\n" * 400
+    files = {"short": tmp_path / "short.py", "silent": tmp_path / "silent.py", "said": tmp_path / "said.py",
+             "late": tmp_path / "late.py", "script": tmp_path / "script.js", "said_js": tmp_path / "said.js"}
+    files["short"].write_text(body)
+    files["silent"].write_text('"""A module."""\n' + body)
+    files["said"].write_text('"""A module.\n\nLonger than 400\nlines: one idea, read whole."""\n' + body)
+    files["late"].write_text('"""A module."""\n' + body + "# Longer than 400 lines: said too late\n")
+    files["script"].write_text("// A script.\n" + "x;\n" * 400)
+    files["said_js"].write_text("// A script.\n// Longer than 400 lines: one idea.\n" + "x;\n" * 400)
+    assert long_files_without_a_reason(files) == {"silent": 401, "late": 402, "script": 401}

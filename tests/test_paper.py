@@ -57,8 +57,19 @@ def test_keys_are_unique_and_rows_complete():
     ("beam_search", default(evaluation.evaluate_translation, "beam_size")),
 ])
 def test_row_values_equal_the_code(key, value):
-    assert paper.row(key).written_for == value
+    assert paper.row(key).written_for == value  # the prose was written for the value the code holds now
     assert paper.row(key).book_value() == value
+
+
+@pytest.mark.parametrize(("key", "field"), [("data", "n_pairs"), ("batching", "batch_size"), ("steps", "steps"),
+                                            ("warmup", "warmup"), ("learning_rate", "lr_scale"),
+                                            ("label_smoothing", "label_smoothing")])
+def test_a_row_reads_the_recipe_as_it_is_now(key, field, monkeypatch):
+    """The ledger's values are read from the code at each call, not copied: change the recipe, and the
+    row's value follows while the value its prose was written for stays (the first test then fails)."""
+    changed = getattr(BOOK_RECIPE, field) * 2
+    monkeypatch.setattr(recipe, "BOOK_RECIPE", dataclasses.replace(BOOK_RECIPE, **{field: changed}))
+    assert paper.row(key).book_value() == changed != paper.row(key).written_for
 
 
 def test_model_size_row():

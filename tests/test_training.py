@@ -345,3 +345,22 @@ def test_in_the_books_build_the_bar_is_one_line_of_text_on_stdout(capsys, monkey
     assert out.strip().startswith("reached 96% at step 3: 100%") and "| 3/3 [" in out and out.count("\n") == 1, out
     train(tiny_model(0), batches, steps=4, progress=False)  # no bar asked for: nothing printed
     assert capsys.readouterr() == ("", "")
+
+
+def test_the_loss_refuses_logits_without_a_class_dimension() -> None:
+    with pytest.raises(ValueError, match=r"logits: expected a class dimension, shape \(\.\.\., V\), got a 0-d"):
+        label_smoothed_cross_entropy(torch.tensor(1.0), torch.tensor(0))
+
+
+def test_the_loss_refuses_nan_logits_where_they_count_and_ignores_them_at_padding() -> None:
+    logits, target = torch.randn(2, 3, 5), torch.tensor([[1, 2, 0], [3, 0, 0]])  # 0 is padding
+    logits[0, 2] = math.nan  # a padding position: contributes nothing, as documented
+    assert torch.isfinite(label_smoothed_cross_entropy(logits, target, pad_id=0))
+    for bad in (math.nan, math.inf):
+        changed = logits.clone()
+        changed[1, 0, 4] = bad  # a position that counts
+        with pytest.raises(ValueError, match="logits: expected finite values or -inf .* got NaN or \\+inf there"):
+            label_smoothed_cross_entropy(changed, target, pad_id=0)
+    changed = logits.clone()
+    changed[1, 0, 4] = -math.inf  # an excluded class: allowed
+    assert torch.isfinite(label_smoothed_cross_entropy(changed, target, pad_id=0))

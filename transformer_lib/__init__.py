@@ -1,12 +1,13 @@
 """transformer_lib: the Transformer of "Attention Is All You Need", one concept per module.
 
-Chapter by chapter: ``rnn`` (1), ``embeddings`` and ``tokenization`` (2),
+Chapter by chapter: ``rnn`` (1), ``embeddings``, ``vocabulary``, ``tokenization`` and ``batching`` (2),
 ``positional_encoding`` (3), ``attention`` (4), ``multi_head_attention`` (5), ``residual``,
 ``feed_forward``, ``encoder``, ``decoder``, ``models`` and ``config`` (6), ``corpus``
-(with ``grammar`` and ``lexicon``), ``training``, ``decoding``, ``greedy_trace``, ``checkpoint``,
-``evaluation`` and ``capture`` (7), ``language_model`` and ``sampling`` (8). The appendix "how fast
-is it?" shows what the scripts in ``benchmarks/`` measure: these modules timed against PyTorch's
-own, which ``torch_reference`` builds from our weights, with ``measure``'s timer.
+(with ``grammar`` and ``lexicon``), ``loss``, ``optimiser``, ``training_step``, ``training``,
+``decoding``, ``greedy_trace``, ``checkpoint``, ``evaluation`` and ``capture`` (7), ``language_model``
+and ``sampling`` (8). The appendix "how fast is it?" shows what the scripts in ``benchmarks/``
+measure: these modules timed against PyTorch's own, which ``torch_reference`` builds from our
+weights, with ``measure``'s timer.
 
 Around them: the book's figures are in the ``figures`` package, one module per kind of picture
 (figures only draw); ``analysis`` measures what the chapters assert on (contextual outputs and

@@ -13,6 +13,9 @@
 * ``head_statistics``: how focused each attention head is, from captured maps (chapter 5);
 * ``norm_placement_scales``: activations and gradients layer by layer in a freshly built deep
   encoder, post-norm against pre-norm (chapter 6; ``figures.models`` draws both).
+
+Longer than 400 lines: a shelf of small measurements, one or two functions each, that the chapters
+assert on; each is short and stands alone, and one module keeps them where a reader looks for them.
 """
 
 from __future__ import annotations

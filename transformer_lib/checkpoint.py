@@ -282,9 +282,12 @@ def checkpoint_from_parts(
     if missing:
         raise CheckpointError(f"{source}: checkpoint lacks the entries {missing}")
     name = description["model_class"]
-    if name not in MODEL_CLASSES:
+    if not isinstance(name, str) or name not in MODEL_CLASSES:  # a list is not even hashable
         raise CheckpointError(f"{source}: unknown model class {name!r}; expected one of {list(MODEL_CLASSES)}")
     model_class, config_class = MODEL_CLASSES[name]
+    extra = {} if description.get("extra") is None else description["extra"]
+    if not isinstance(extra, dict):
+        raise CheckpointError(f"{source}: extra is a {type(extra).__name__}, expected a dict (or none)")
 
     try:
         config = config_class(**description["config"])
@@ -306,7 +309,6 @@ def checkpoint_from_parts(
         model.load_state_dict(state_dict, strict=True)
     except RuntimeError as error:  # missing or unexpected keys, shape mismatches
         raise CheckpointError(f"{source}: weights do not fit a {name} with this config:\n{error}") from error
-    extra = description.get("extra") or {}
     if src_vocab is not None and tgt_vocab is not None:
         # The model carries its vocabularies (and the tokenizer of a run on text): decoding.translate's defaults.
         model.vocabularies = _vocabularies_of(source, src_vocab, tgt_vocab, extra.get("tokenizer"))

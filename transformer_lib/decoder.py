@@ -85,20 +85,27 @@ class DecoderLayer(nn.Module):
         memory_mask: Tensor | None = None,
         cache: DecoderLayerCache | None = None,
     ) -> Tensor:
-        check_features("x", x, self.self_attn.d_model, dtype=module_dtype(self.self_attn.w_q.weight))
-        check_finite("x", x)
-        check_memory(memory, x, self.cross_attn)
+        self.check_inputs(x, memory, tgt_mask, memory_mask, cache)
         self_cache = None if cache is None else cache.self_attn
-        # checked under the caller's names (attention would call both "mask")
-        batch, length, heads = x.shape[0], x.shape[1], self.self_attn.n_heads
-        past = len(self_cache) if self_cache is not None else 0
-        check_mask("tgt_mask", tgt_mask, (batch, heads, length, past + length))
-        check_mask("memory_mask", memory_mask, (batch, heads, length, memory.shape[1]))
         cross_cache = None if cache is None else cache.cross_attn
         x = self.self_residual(x, lambda y: self.self_attn(y, y, y, tgt_mask, self_cache)[0])
         # queries from the decoder, keys and values from the encoder output
         x = self.cross_residual(x, lambda y: self.cross_attn(y, memory, memory, memory_mask, cross_cache)[0])
         return self.ff_residual(x, self.feed_forward)  # (B, T_tgt, d_model)
+
+    def check_inputs(self, x: Tensor, memory: Tensor, tgt_mask: Tensor | None, memory_mask: Tensor | None,
+                     cache: DecoderLayerCache | None) -> None:
+        """The inputs of ``forward``, named as its caller named them: attention would call both masks
+        "mask", a NaN in ``x`` "query" and ``memory`` "key"."""
+        check_features("x", x, self.self_attn.d_model, dtype=module_dtype(self.self_attn.w_q.weight))
+        check_finite("x", x)
+        check_memory(memory, x, self.cross_attn)
+        if cache is not None:
+            check_instance("cache", cache, DecoderLayerCache, "a DecoderLayerCache or None")
+        batch, length, heads = x.shape[0], x.shape[1], self.self_attn.n_heads
+        past = len(cache.self_attn) if cache is not None else 0
+        check_mask("tgt_mask", tgt_mask, (batch, heads, length, past + length))
+        check_mask("memory_mask", memory_mask, (batch, heads, length, memory.shape[1]))
 
 
 class Decoder(nn.Module):

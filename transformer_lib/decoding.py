@@ -26,6 +26,9 @@ cache) -> (B, T, d)`` and ``generator`` (hidden -> logits).
 
 Generated tokens never include ``<pad>`` or ``<sos>``: their logits are set to -inf
 (a model can put some probability on them, but they are never a valid next token).
+
+Longer than 400 lines: greedy, beam and sampled decoding share one cached step loop, its checks
+and ``translate``; apart, each would restate them.
 """
 
 from __future__ import annotations

@@ -44,10 +44,15 @@ class EncoderLayer(nn.Module):
         self.ff_residual = Residual(d_model, dropout, norm_first, eps)
 
     def forward(self, x: Tensor, mask: Tensor | None = None, cache: KVCache | None = None) -> Tensor:
-        check_features("x", x, self.self_attn.d_model, dtype=module_dtype(self.self_attn.w_q.weight))
-        check_finite("x", x)  # named here: attention would call a NaN in it "query"
+        self.check_inputs(x)
         x = self.attn_residual(x, lambda y: self.self_attn(y, y, y, mask, cache)[0])  # (B, T, d_model)
         return self.ff_residual(x, self.feed_forward)
+
+    def check_inputs(self, x: Tensor) -> None:
+        """The layer's input, named ``x`` (attention would call a NaN in it "query"); attention checks
+        the mask and the cache itself."""
+        check_features("x", x, self.self_attn.d_model, dtype=module_dtype(self.self_attn.w_q.weight))
+        check_finite("x", x)
 
 
 class Encoder(nn.Module):

@@ -4,6 +4,9 @@
 writes it in both languages, applying French word order, agreement, negation, elision and
 contraction (the rules listed in ``corpus``); ``random_sentence`` draws a grammatical,
 sensible sentence from the lexicon (``lexicon``).
+
+Longer than 400 lines: the French rules (word order, agreement, negation, elision, contraction)
+act on one another inside ``render``; read apart, none of them would be the grammar.
 """
 
 from __future__ import annotations

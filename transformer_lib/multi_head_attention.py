@@ -60,24 +60,12 @@ class KVCache:
 
     def update(self, k: Tensor, v: Tensor) -> tuple[Tensor, Tensor]:
         """Store the new keys and values (B, h, T_new, d_k); return all of them, (B, h, T_cached + T_new, d_k)."""
-        self._check_new(k, v)
+        _check_update(self, k, v)
         if self.grows and self.key is not None:
             k = torch.cat([self.key, k], dim=2)
             v = torch.cat([self.value, v], dim=2)
         self.key, self.value = k, v
         return k, v
-
-    def _check_new(self, k: Tensor, v: Tensor) -> None:
-        check_ndim("k", k, 4, "(batch, n_heads, seq_len, d_k)")
-        check_ndim("v", v, 4, "(batch, n_heads, seq_len, d_k)")
-        if v.shape[:3] != k.shape[:3] or v.dtype != k.dtype:  # d_v may differ from d_k (narrow_query_key)
-            raise ValueError(f"v: expected (batch, n_heads, seq_len) = {tuple(k.shape[:3])} and dtype {k.dtype} "
-                             f"like k, got shape {tuple(v.shape)} and dtype {v.dtype}")
-        if self.grows and self.key is not None:
-            wanted = (self.key.shape[0], self.key.shape[1], self.key.shape[3])
-            if (k.shape[0], k.shape[1], k.shape[3]) != wanted or k.dtype != self.key.dtype:
-                raise ValueError(f"k: expected (batch, n_heads, d_k) = {wanted} and dtype {self.key.dtype} like the "
-                                 f"cached keys, got shape {tuple(k.shape)} and dtype {k.dtype}")
 
     def index_select(self, index: Tensor) -> None:
         """Keep rows ``index`` of the batch, in that order (beam search reorders its beams so)."""
@@ -85,6 +73,21 @@ class KVCache:
             check_row_index("index", index, self.key.shape[0])
             self.key = self.key.index_select(0, index)  # (B', h, T, d_k)
             self.value = self.value.index_select(0, index)
+
+
+def _check_update(cache: KVCache, k: Tensor, v: Tensor) -> None:
+    """New keys and values for ``cache``: one shape and dtype, and, for a growing cache, the batch, heads
+    and d_k of the keys it holds."""
+    check_ndim("k", k, 4, "(batch, n_heads, seq_len, d_k)")
+    check_ndim("v", v, 4, "(batch, n_heads, seq_len, d_k)")
+    if v.shape[:3] != k.shape[:3] or v.dtype != k.dtype:  # d_v may differ from d_k (narrow_query_key)
+        raise ValueError(f"v: expected (batch, n_heads, seq_len) = {tuple(k.shape[:3])} and dtype {k.dtype} "
+                         f"like k, got shape {tuple(v.shape)} and dtype {v.dtype}")
+    if cache.grows and cache.key is not None:
+        wanted = (cache.key.shape[0], cache.key.shape[1], cache.key.shape[3])
+        if (k.shape[0], k.shape[1], k.shape[3]) != wanted or k.dtype != cache.key.dtype:
+            raise ValueError(f"k: expected (batch, n_heads, d_k) = {wanted} and dtype {cache.key.dtype} like the "
+                             f"cached keys, got shape {tuple(k.shape)} and dtype {k.dtype}")
 
 
 class LayerCaches(list):

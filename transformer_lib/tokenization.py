@@ -1,169 +1,33 @@
-"""From text to the integer tensors a model reads: vocabularies, byte-pair encoding, batches.
+"""From text to tokens: typed text brought to the corpus's form, and byte-pair encoding.
 
-* :class:`Vocab`: a word-level vocabulary. Ids 0-3 are the specials ``<pad>`` (0, the
-  model's ``pad_id``), ``<sos>``, ``<eos>`` and ``<unk>``.
+* :func:`normalize_sentence`: what a reader types, written the way the training sentences are.
 * :func:`learn_bpe` / :class:`BPETokenizer`: byte-pair encoding (Sennrich, Haddow and
   Birch 2016, "Neural Machine Translation of Rare Words with Subword Units"): "we
   iteratively count all symbol pairs and replace each occurrence of the most frequent
   pair ('A', 'B') with a new symbol 'AB'". :func:`bpe_trace` shows it step by step.
-* :class:`Batch` / :func:`make_batches`: padded id tensors with teacher forcing. The
-  decoder reads ``<sos>`` + target and learns to predict target + ``<eos>``: the
-  same sequence shifted one step.
+
+The word-level :class:`Vocab` is in ``vocabulary``, the padded batches of teacher forcing
+(:class:`Batch`, :func:`make_batches`) in ``batching``; both are imported here too, so that
+``from transformer_lib.tokenization import Vocab, make_batches`` reads the path from text to
+tensors from one place.
 """
 
 from __future__ import annotations
 
-import random
 import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import torch
-from torch import Tensor
+from .batching import Batch, collate, encode_pairs, make_batches, pad_sequences
+from .validation import check_int, check_iterable, check_sentence, check_token_list, check_word
+from .vocabulary import EOS, PAD, SOS, SPECIALS, UNK, Vocab
 
-from .validation import (
-    check_bool,
-    check_device,
-    check_id_dtype,
-    check_id_lists,
-    check_instance,
-    check_int,
-    check_iterable,
-    check_pairs,
-    check_positive_int,
-    check_sentence,
-    check_token_list,
-    check_word,
-)
-
-PAD, SOS, EOS, UNK = "<pad>", "<sos>", "<eos>", "<unk>"
-SPECIALS = (PAD, SOS, EOS, UNK)
-
-# ----------------------------------------------------------------------------- vocabulary
-
-
-class Vocab:
-    """Word-level vocabulary: ``itos[id]`` is a token, ``stoi[token]`` its id.
-
-    Tokens are the whitespace-separated words of a sentence. Ids 0, 1, 2, 3 are
-    ``<pad>``, ``<sos>``, ``<eos>``, ``<unk>``; a word the vocabulary does not hold
-    is encoded as ``unk_id`` (:meth:`encode_with_unknowns` says which words those were).
-
-    The specials are never *typed*: ``"<pad>"`` or ``"<eos>"`` written in a sentence is text,
-    not a control token, so it is encoded as ``unk_id`` and reported as unknown like any
-    other word outside the vocabulary. Only batching puts ``<sos>``, ``<eos>`` and ``<pad>``
-    ids into a sequence. A token must be encodable: a non-empty str without whitespace
-    (``str.split`` would cut it), not a special, not repeated.
-    """
-
-    pad_id, sos_id, eos_id, unk_id = 0, 1, 2, 3
-
-    def __init__(self, tokens: Iterable[str]) -> None:
-        """``tokens``: the ordinary tokens, in id order (a list, not a str); the specials are put first."""
-        if isinstance(tokens, str):
-            check_token_list("tokens", tokens)  # refused: a str would become one token per character
-        tokens = list(check_iterable("tokens", tokens, "a list of tokens (str)"))
-        itos = list(SPECIALS)
-        for i, token in enumerate(tokens):
-            check_word(f"tokens[{i}]", token)
-            if token in SPECIALS:
-                raise ValueError(f"tokens[{i}]: {token!r} is a special token, added by Vocab itself")
-            itos.append(token)
-        if len(set(itos)) != len(itos):
-            duplicates = sorted(t for t, n in Counter(itos).items() if n > 1)
-            raise ValueError(f"tokens: expected distinct tokens, got duplicates {duplicates}")
-        self.itos: list[str] = itos
-        self.stoi: dict[str, int] = {token: i for i, token in enumerate(itos)}
-
-    @classmethod
-    def build(cls, sentences: Iterable[str], min_freq: int = 1) -> Vocab:
-        """The vocabulary of every word seen at least ``min_freq`` times.
-
-        Most frequent words get the smallest ids; ties go in alphabetical order, so
-        the same sentences always give the same ids.
-        """
-        if isinstance(sentences, str):
-            raise TypeError("sentences: expected a list of sentences, got a single str (wrap it: [sentence])")
-        check_iterable("sentences", sentences, "a list of sentences (str)")
-        check_positive_int("min_freq", min_freq)
-        counts: Counter[str] = Counter()
-        for i, sentence in enumerate(sentences):
-            counts.update(check_sentence(f"sentences[{i}]", sentence).split())
-        for special in SPECIALS:
-            if special in counts:
-                raise ValueError(f"sentences: contain the special token {special!r} as a word")
-        kept = [t for t, n in counts.items() if n >= min_freq]
-        return cls(sorted(kept, key=lambda t: (-counts[t], t)))
-
-    def __len__(self) -> int:
-        return len(self.itos)
-
-    def __contains__(self, token: object) -> bool:
-        return token in self.stoi
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Vocab) and self.itos == other.itos
-
-    def __repr__(self) -> str:
-        return f"Vocab({len(self)} tokens: {self.itos[4:10]}...)"
-
-    def encode_with_unknowns(self, sentence: str) -> tuple[list[int], list[str]]:
-        """(ids, the words that were not in the vocabulary, in order).
-
-        A special typed as text (``"<pad>"``) is one of those words: it becomes ``unk_id``.
-        """
-        ids, unknown = [], []
-        for word in check_sentence("sentence", sentence).split():
-            i = self.unk_id if word in SPECIALS else self.stoi.get(word, self.unk_id)
-            if i == self.unk_id:
-                unknown.append(word)
-            ids.append(i)
-        return ids, unknown
-
-    def encode(self, sentence: str) -> list[int]:
-        """Word ids, without ``<sos>``/``<eos>`` (batching adds those); unknown words -> ``unk_id``."""
-        return self.encode_with_unknowns(sentence)[0]
-
-    def decode(self, ids: Sequence[int] | Tensor, stop_at_eos: bool = True) -> str:
-        """Words for ``ids``: ``<pad>`` and ``<sos>`` are dropped, decoding stops at ``<eos>``
-        (or, with ``stop_at_eos=False``, drops it too). ``<unk>`` stays visible."""
-        if isinstance(ids, Tensor):
-            if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-                check_id_dtype("ids", ids)
-            if ids.dim() != 1:
-                raise ValueError(f"ids: expected a 1-D tensor, got shape {tuple(ids.shape)}")
-            ids = ids.tolist()
-        if isinstance(ids, str) or not isinstance(ids, Sequence):
-            raise TypeError(f"ids: expected a sequence of ints, got {type(ids).__name__}")
-        words = []
-        for position, i in enumerate(ids):
-            i = check_int(f"ids[{position}]", i)
-            if not 0 <= i < len(self):
-                raise ValueError(f"ids[{position}]: expected an id in [0, {len(self)}), got {i}")
-            if i == self.eos_id:
-                if stop_at_eos:
-                    break
-                continue
-            if i in (self.pad_id, self.sos_id):
-                continue
-            words.append(self.itos[i])
-        return " ".join(words)
-
-    def to_dict(self) -> dict:
-        """Plain, JSON-serialisable form (for checkpoints)."""
-        return {"itos": list(self.itos)}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> Vocab:
-        if not isinstance(data, dict) or not isinstance(data.get("itos"), list):
-            raise ValueError(f"data: expected a dict with a list 'itos' (from Vocab.to_dict), got {data!r:.80}")
-        itos = data["itos"]
-        if tuple(itos[: len(SPECIALS)]) != SPECIALS:
-            raise ValueError(f"data['itos']: expected to start with the specials {list(SPECIALS)}, got {itos[:4]}")
-        return cls(itos[len(SPECIALS):])
-
+__all__ = [  # this module's own, and the vocabulary and batching it gathers from theirs
+    "END_OF_WORD", "EOS", "PAD", "SOS", "SPECIALS", "UNK", "BPEStep", "BPETokenizer", "Batch", "Merge", "Vocab",
+    "bpe_trace", "collate", "encode_pairs", "learn_bpe", "make_batches", "normalize_sentence", "pad_sequences",
+]
 
 # ----------------------------------------------------------------------------- typed text
 
@@ -385,99 +249,3 @@ class BPETokenizer:
         if not self.end_of_word:
             raise ValueError("detokenize: needs a tokenizer with an end_of_word marker to know where words end")
         return "".join(symbols).replace(self.end_of_word, " ").strip()
-
-
-# ----------------------------------------------------------------------------- batches
-
-
-@dataclass(eq=False)
-class Batch:
-    """One padded batch for teacher forcing.
-
-    src      (B, S)  source ids
-    tgt_in   (B, T)  <sos> y1 ... yn   what the decoder reads
-    tgt_out  (B, T)  y1 ... yn <eos>   what it must predict at each position
-    Padding is ``pad_id`` (0) everywhere. The model builds its masks from the ids
-    (``Transformer.src_mask`` and ``tgt_mask``).
-    """
-
-    src: Tensor
-    tgt_in: Tensor
-    tgt_out: Tensor
-    pad_id: int = 0
-
-    def __len__(self) -> int:
-        return self.src.shape[0]
-
-    def to(self, device: torch.device | str) -> Batch:
-        device = check_device("device", device)
-        return Batch(self.src.to(device), self.tgt_in.to(device), self.tgt_out.to(device), self.pad_id)
-
-
-def _check_vocab(name: str, vocab: object) -> Vocab:
-    return check_instance(name, vocab, Vocab, "a Vocab")
-
-
-def encode_pairs(
-    pairs: Sequence[tuple[str, str]], src_vocab: Vocab, tgt_vocab: Vocab
-) -> list[tuple[list[int], list[int]]]:
-    """(source ids, target ids) for each pair, without specials."""
-    pairs = check_pairs("pairs", pairs)
-    _check_vocab("src_vocab", src_vocab)
-    _check_vocab("tgt_vocab", tgt_vocab)
-    return [(src_vocab.encode(src), tgt_vocab.encode(tgt)) for src, tgt in pairs]
-
-
-def pad_sequences(sequences: Sequence[Sequence[int]], pad_id: int = 0) -> Tensor:
-    """(B, max_len) LongTensor, each row padded on the right with ``pad_id``."""
-    rows = check_id_lists("sequences", sequences)
-    check_int("pad_id", pad_id, minimum=0)
-    width = max(len(row) for row in rows)
-    return torch.tensor([row + [pad_id] * (width - len(row)) for row in rows], dtype=torch.long)  # one copy
-
-
-def collate(encoded: Sequence[tuple[list[int], list[int]]], tgt_vocab: Vocab) -> Batch:
-    """A Batch from encoded pairs: target wrapped as <sos> y / y <eos>, everything padded with 0."""
-    _check_vocab("tgt_vocab", tgt_vocab)
-    check_iterable("encoded", encoded, "a list of (source ids, target ids) pairs")
-    if not encoded:
-        raise ValueError("encoded: expected at least one (source ids, target ids) pair, got none")
-    for i, pair in enumerate(encoded):
-        if not isinstance(pair, tuple | list) or len(pair) != 2:
-            raise TypeError(f"encoded[{i}]: expected a (source ids, target ids) pair, got {pair!r:.60}")
-    src = pad_sequences([s for s, _ in encoded], Vocab.pad_id)
-    tgt_in = pad_sequences([[tgt_vocab.sos_id, *t] for _, t in encoded], Vocab.pad_id)
-    tgt_out = pad_sequences([[*t, tgt_vocab.eos_id] for _, t in encoded], Vocab.pad_id)
-    return Batch(src, tgt_in, tgt_out, Vocab.pad_id)
-
-
-def make_batches(
-    pairs: Sequence[tuple[str, str]],
-    src_vocab: Vocab,
-    tgt_vocab: Vocab,
-    batch_size: int,
-    shuffle: bool = True,
-    seed: int = 0,
-    by_length: bool = False,
-) -> list[Batch]:
-    """Every pair, in batches of ``batch_size`` (the last one may be smaller).
-
-    ``shuffle`` permutes the pairs with ``random.Random(seed)``. ``by_length`` puts pairs
-    of similar source length together (less padding, faster); with ``shuffle`` the
-    batches themselves are then served in random order.
-    """
-    encoded = encode_pairs(pairs, src_vocab, tgt_vocab)
-    check_positive_int("batch_size", batch_size)
-    check_bool("shuffle", shuffle)
-    check_bool("by_length", by_length)
-    seed = check_int("seed", seed)
-    rng = random.Random(seed)
-    order = list(range(len(encoded)))
-    if shuffle:
-        rng.shuffle(order)
-    if by_length:
-        order.sort(key=lambda i: (len(encoded[i][0]), len(encoded[i][1])))  # stable: keeps the shuffle among equals
-    chunks = [order[i: i + batch_size] for i in range(0, len(order), batch_size)]
-    if by_length and shuffle:
-        rng.shuffle(chunks)
-    return [collate([encoded[i] for i in chunk], tgt_vocab) for chunk in chunks]

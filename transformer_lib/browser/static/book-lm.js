@@ -113,7 +113,7 @@
 
   // ------------------------------------------------------------------ the reader's settings
 
-  // The explorer's checks and messages (transformer_lib.browser.lm_explorer.read_settings does the
+  // The explorer's checks and messages (transformer_lib.browser.lm_explorer.read_lm_settings does the
   // same in the kernel; tests/test_live_lm.py compares the two). Numbers or null for "off".
   function checkSettings(options) {
     const o = Object.assign({ temperature: 1, topK: null, topP: null }, options || {});

@@ -1,5 +1,8 @@
 /* The book's Transformer, run in the reader's browser: window.bookModel.
  *
+ * Longer than 400 lines: the model's forward pass and its greedy decoding, mirrored piece by piece
+ * from the Python library, read as one program (the list below maps each piece to its module).
+ *
  * Plain JavaScript (ES2017), no dependency. It computes what transformer_lib computes:
  *   tokenisation      tokenization.Vocab.encode (words of Python's str.split(); unknown words -> <unk>)
  *   embeddings        embeddings.TokenEmbedding: E[id] * sqrt(d_model), plus the sinusoidal table
@@ -309,7 +312,7 @@
       return { x, selfRows, crossRows };
     }
 
-    nextToken(x) { // decoding._next_logits + argmax: <pad> and <sos> are never a next token
+    nextToken(x) { // decoding.next_token_logits + argmax: <pad> and <sos> are never a next token
       const logits = this.logits(x, "generator");
       let best = -1;
       let bestValue = -Infinity;

@@ -14,6 +14,9 @@
  * messages, are the page's theme (transformer_lib.browser.theme, read through bookModel.theme()):
  * nothing of the book's look is copied here. Outside a page (Node, in the tests) the functions that
  * compute are window.tcExplorers.
+ *
+ * Longer than 400 lines: the page's helpers that every explorer registers on (start, run, register)
+ * and the attention explorer they first served; positional-explorer.js and the others add to them.
  */
 (function () {
   "use strict";
