@@ -362,5 +362,7 @@ def test_the_loss_refuses_nan_logits_where_they_count_and_ignores_them_at_paddin
         with pytest.raises(ValueError, match="logits: expected finite values or -inf .* got NaN or \\+inf there"):
             label_smoothed_cross_entropy(changed, target, pad_id=0)
     changed = logits.clone()
-    changed[1, 0, 4] = -math.inf  # an excluded class: allowed
-    assert torch.isfinite(label_smoothed_cross_entropy(changed, target, pad_id=0))
+    changed[1, 0, 4] = -math.inf  # an excluded class: allowed, no error
+    assert torch.isfinite(label_smoothed_cross_entropy(changed, target, smoothing=0.0, pad_id=0))
+    # with smoothing, the target gives the excluded class a share, whose log-probability is -inf: +inf, not NaN
+    assert label_smoothed_cross_entropy(changed, target, pad_id=0) == math.inf
