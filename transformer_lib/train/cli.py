@@ -6,6 +6,8 @@ file with status 2 and one line naming the file and the line; a failure in any p
 the line and exits with status 2, the others wait quietly (``usage_error``) and ``torchrun`` stops
 them. ``torchrun`` does not pass the status on: it exits with status 1 whenever a process fails,
 after a summary whose "Root Cause" names the rank and its ``exitcode`` (2: a usage or data error).
+``python -m transformer_lib.train.launch`` (``launch``) starts the same processes and does: status
+2 and the one line; for a crash, status 1 and one line naming the failed ranks.
 
 ``--resume DIR`` alone goes on with the options stored in ``DIR/checkpoint.pt``. A flag that
 decides what is trained (``RUN_OPTIONS``), given again, must agree with the checkpoint; ``--steps``
