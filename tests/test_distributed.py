@@ -93,6 +93,40 @@ def test_two_processes_equal_one_process_on_the_same_global_batch(runs, strategy
     assert _training_state(runs[strategy])["world_size"] == 2 and _training_state(runs["one"])["world_size"] == 1
 
 
+def test_the_commands_one_process_path_trains_as_training_train_on_the_same_batches(tmp_path, monkeypatch):
+    """``torchrun --nproc_per_node 1 -m transformer_lib.train`` (world size 1: no process group) and
+    ``training.train``, on the same global batches from the same initial weights, with the preset's
+    dropout, over more than one epoch: the same weights, bit for bit."""
+    from transformer_lib.config import TransformerConfig
+    from transformer_lib.models import Transformer
+    from transformer_lib.train.data import generated_text, global_batches
+    from transformer_lib.training import TrainingOptions, train
+
+    for name, value in dict(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
+                            MASTER_PORT=str(_port())).items():  # what torchrun gives its one process
+        monkeypatch.setenv(name, value)
+    flags = ["--pairs", "100", "--batch-size", "16", "--steps", "7", "--warmup", "5", "--lr-scale", "2",
+             "--label-smoothing", "0.2", "--seed", "3", "--log-every", "7", "--save-every", "7"]
+    assert main([*flags, "--out", str(tmp_path)]) == 0
+    command = _weights(tmp_path)
+
+    data = generated_text(3, 100)
+    batches = global_batches(data, 16, seed=3, min_rows=1)  # those of the command
+    assert len(batches) < 7  # a second epoch, in train's order of it
+    config = TransformerConfig.preset("book", src_vocab_size=len(data.vocab), tgt_vocab_size=len(data.vocab))
+    assert config.dropout > 0
+    torch.manual_seed(3)
+    model = Transformer(config)
+    train(model, batches, TrainingOptions(steps=7, warmup=5, lr_scale=2.0, label_smoothing=0.2,
+                                          pad_id=data.vocab.pad_id, seed=3, progress=False))
+    trained = model.state_dict()
+    assert trained.keys() == command.keys()
+    assert all(value.dtype == torch.float32 for value in command.values())  # the command's default
+    assert [key for key in trained if not torch.equal(trained[key], command[key])] == []
+    start = _weights_at_start()
+    assert not torch.equal(command["generator.weight"], start["generator.weight"])  # it did train
+
+
 def _weights_at_start() -> dict[str, torch.Tensor]:
     from transformer_lib.train.data import generated_text
     from transformer_lib.train.run import build_model
