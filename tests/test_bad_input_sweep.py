@@ -594,7 +594,7 @@ EXEMPT_PREFIXES = {
     **{prefix: "the torchrun command (python -m transformer_lib.train): trains a model (minutes, several "
                 "processes); train.cli's parser checks every option before any of this runs, and "
                 "tests/test_distributed.py tests bad options (exit 2, one line naming the option)"
-       for prefix in ("train.cli.", "train.run.", "train.distributed.", "train.demo.")},
+       for prefix in ("train.cli.", "train.run.", "train.distributed.", "train.demo.", "train.launch.")},
 }
 
 

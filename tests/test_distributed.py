@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -49,6 +50,19 @@ def _torchrun(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(command, env=ENV, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
+def _launch(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``python -m transformer_lib.train.launch --nproc-per-node 2 ARGS`` (ARGS: the command's flags)."""
+    command = [sys.executable, "-m", "transformer_lib.train.launch", "--nproc-per-node", "2", *args]
+    return subprocess.run(command, env=ENV, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def _launch_script(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """The launcher's processes running ``python -u ARGS`` (a script of the tests) instead of the command."""
+    code = f"from transformer_lib.train.launch import launch; raise SystemExit(launch(2, {list(args)!r}))"
+    return subprocess.run([sys.executable, "-c", code], env=ENV, cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """One process, then DDP and FSDP2 on 2 processes, all on the same global batches; an
@@ -79,6 +93,40 @@ def test_two_processes_equal_one_process_on_the_same_global_batch(runs, strategy
     assert _training_state(runs[strategy])["world_size"] == 2 and _training_state(runs["one"])["world_size"] == 1
 
 
+def test_the_commands_one_process_path_trains_as_training_train_on_the_same_batches(tmp_path, monkeypatch):
+    """``torchrun --nproc_per_node 1 -m transformer_lib.train`` (world size 1: no process group) and
+    ``training.train``, on the same global batches from the same initial weights, with the preset's
+    dropout, over more than one epoch: the same weights, bit for bit."""
+    from transformer_lib.config import TransformerConfig
+    from transformer_lib.models import Transformer
+    from transformer_lib.train.data import generated_text, global_batches
+    from transformer_lib.training import TrainingOptions, train
+
+    for name, value in dict(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
+                            MASTER_PORT=str(_port())).items():  # what torchrun gives its one process
+        monkeypatch.setenv(name, value)
+    flags = ["--pairs", "100", "--batch-size", "16", "--steps", "7", "--warmup", "5", "--lr-scale", "2",
+             "--label-smoothing", "0.2", "--seed", "3", "--log-every", "7", "--save-every", "7"]
+    assert main([*flags, "--out", str(tmp_path)]) == 0
+    command = _weights(tmp_path)
+
+    data = generated_text(3, 100)
+    batches = global_batches(data, 16, seed=3, min_rows=1)  # those of the command
+    assert len(batches) < 7  # a second epoch, in train's order of it
+    config = TransformerConfig.preset("book", src_vocab_size=len(data.vocab), tgt_vocab_size=len(data.vocab))
+    assert config.dropout > 0
+    torch.manual_seed(3)
+    model = Transformer(config)
+    train(model, batches, TrainingOptions(steps=7, warmup=5, lr_scale=2.0, label_smoothing=0.2,
+                                          pad_id=data.vocab.pad_id, seed=3, progress=False))
+    trained = model.state_dict()
+    assert trained.keys() == command.keys()
+    assert all(value.dtype == torch.float32 for value in command.values())  # the command's default
+    assert [key for key in trained if not torch.equal(trained[key], command[key])] == []
+    start = _weights_at_start()
+    assert not torch.equal(command["generator.weight"], start["generator.weight"])  # it did train
+
+
 def _weights_at_start() -> dict[str, torch.Tensor]:
     from transformer_lib.train.data import generated_text
     from transformer_lib.train.run import build_model
@@ -105,7 +153,7 @@ def test_one_rank_failing_stops_the_run_fast_with_its_rank_named_and_a_resume_en
 
     assert list(tmp_path.glob(".*.tmp")) == []  # a save stopped by torchrun's SIGTERM removed its file
 
-    resumed = _torchrun("-m", "transformer_lib.train", "--resume", str(tmp_path))  # the options: the checkpoint's
+    resumed = _launch("--resume", str(tmp_path))  # the options: the checkpoint's; through the launcher
     assert resumed.returncode == 0, resumed.stderr
     assert f"steps {stopped_at + 1}-6" in resumed.stdout
     assert resumed.stdout.count("note: each step takes a global batch of 16 pairs (8 per process), the same") == 1
@@ -134,24 +182,35 @@ def _error_line(capsys, argv: list[str]) -> str:
     return lines[0]
 
 
+# Each bad flag, and what its one line says; {tmp} is a fresh folder, {out} a folder that must not appear.
+MISSING_GPU = f"cuda:{torch.cuda.device_count()}"  # one past the last GPU, or the first of none
+BAD_FLAGS = {
+    "steps": (["--steps", "0", "--out", "{out}"], "--steps: expected a positive int, got '0'"),
+    "preset": (["--preset", "huge", "--out", "{out}"], "--preset: invalid choice: 'huge'"),
+    "dropout": (["--dropout", "1.5", "--out", "{out}"], "--dropout: expected a number in [0, 1)"),
+    "no out": (["--steps", "2"], "--out: needed"),
+    "one file": (["--data-src", __file__, "--out", "{out}"], "give both files"),
+    "resume": (["--resume", "{tmp}"], "--resume: no checkpoint.pt in"),
+    "missing file": (["--data-src", __file__, "--data-tgt", "{tmp}/nope", "--out", "{out}"], "--data-tgt: no file"),
+    "device": (["--device", "tpu", "--out", "{out}"],
+               "--device: expected a device this machine has, such as 'cpu', got 'tpu'"),
+    "gpu": (["--device", MISSING_GPU, "--out", "{out}"],
+            f"--device: expected a device this machine has, such as 'cpu', got '{MISSING_GPU}'"),
+    "out a file": (["--out", __file__], f"--out: {__file__} is a file; expected a folder"),
+    "pairs": (["--pairs", "3", "--out", "{out}"],
+              "--pairs: expected 10 to 200,000 pairs of the generated corpus, got 3"),
+    "pairs high": (["--pairs", "200001", "--out", "{out}"], "got 200001"),
+}
+
+
+def _placed(items: list[str], **folders: object) -> list[str]:
+    return [item.format(**folders) for item in items]
+
+
 def test_bad_arguments_exit_2_with_one_line(capsys, tmp_path):
-    assert "--steps: expected a positive int, got '0'" in _error_line(capsys, ["--steps", "0", "--out", "x"])
-    assert "--preset: invalid choice: 'huge'" in _error_line(capsys, ["--preset", "huge", "--out", "x"])
-    assert "--dropout: expected a number in [0, 1)" in _error_line(capsys, ["--dropout", "1.5", "--out", "x"])
-    assert "--out: needed" in _error_line(capsys, ["--steps", "2"])
-    assert "give both files" in _error_line(capsys, ["--data-src", __file__, "--out", "x"])
-    assert "--resume: no checkpoint.pt in" in _error_line(capsys, ["--resume", str(tmp_path)])
-    assert "--data-tgt: no file" in _error_line(capsys, ["--data-src", __file__, "--data-tgt", "nope", "--out", "x"])
-    assert "--device: expected a device this machine has, such as 'cpu', got 'tpu'" in _error_line(
-        capsys, ["--device", "tpu", "--out", "x"])
-    missing_gpu = f"cuda:{torch.cuda.device_count()}"  # one past the last GPU, or the first of none
-    assert f"--device: expected a device this machine has, such as 'cpu', got '{missing_gpu}'" in _error_line(
-        capsys, ["--device", missing_gpu, "--out", "x"])
-    assert f"--out: {__file__} is a file; expected a folder" in _error_line(capsys, ["--out", __file__])
-    assert "--pairs: expected 10 to 200,000 pairs of the generated corpus, got 3" in _error_line(
-        capsys, ["--pairs", "3", "--out", "x"])
-    assert "got 200001" in _error_line(capsys, ["--pairs", "200001", "--out", "x"])
-    assert not Path("x").exists()  # nothing was done
+    for flags, message in BAD_FLAGS.values():
+        assert message in _error_line(capsys, _placed(flags, tmp=tmp_path, out=tmp_path / "x"))
+    assert not (tmp_path / "x").exists()  # nothing was done
 
 
 def test_resume_takes_its_options_from_the_checkpoint_and_refuses_a_flag_that_disagrees(runs, capsys):
@@ -175,8 +234,12 @@ def _files(folder: Path, src: str, tgt: str | bytes) -> list[str]:
             "--steps", "1", "--batch-size", "2"]
 
 
-def test_under_torchrun_an_error_is_one_line_from_rank_0_and_every_rank_exits_2(tmp_path):
-    """torchrun exits with status 1 whenever a process fails; its summary names rank 0, with status 2."""
+def test_plain_torchrun_prints_rank_0s_line_once_then_exits_1_with_its_own_summary(tmp_path):
+    """What torchrun does with a process's status 2 (the README and the appendix say it; the launcher,
+    python -m transformer_lib.train.launch, passes the 2 on instead): rank 0's line, once, then
+    torchrun's own report: it stops the other process (SIGTERM), re-raises ChildFailedError (a
+    traceback of torchrun's code, then a summary of every failed rank with its exitcode; the root
+    cause: rank 0, exitcode 2) and exits with status 1, whatever the status of the process."""
     bad_flag = _torchrun("-m", "transformer_lib.train", "--pairs", "3", "--out", str(tmp_path / "run"))
     (tmp_path / "a.en").write_text("the cat\nthe dog\n", encoding="utf-8")
     (tmp_path / "a.fr").write_text("le chat\n", encoding="utf-8")
@@ -191,19 +254,106 @@ def test_under_torchrun_an_error_is_one_line_from_rank_0_and_every_rank_exits_2(
         # the first rank to fail, named in torchrun's summary, with its status; the other one stopped by torchrun
         assert re.search(r"Root Cause \(first observed failure\):\n\[0\]:\n.*\n.*\n  rank      : 0 .*\n"
                          r"  exitcode  : 2 ", launch.stderr), launch.stderr
+        assert re.search(r"  rank      : 1 .*\n  exitcode  : -15 .*\(SIGTERM\)", launch.stderr), launch.stderr
+        assert "torch.distributed.elastic.multiprocessing.errors.ChildFailedError" in launch.stderr
+        assert len(launch.stderr.splitlines()) > 30  # the line, then torchrun's traceback and summary
     assert not (tmp_path / "run").exists()
 
 
+# Each bad data file (source text, target text, more flags), and what its one line says.
+LONG = " ".join(["word"] * 70)
+BAD_FILES = {
+    "unmatched": ("the cat\nthe dog\nthe bird\n", "le chat\nle chien\n", [],
+                  "{en} line 3: no matching line in {fr} (3 lines in {en}, 2 in {fr})"),
+    "empty line": ("the cat\nthe dog\n", "le chat\n \n", [], "{fr} line 2: empty line"),
+    "not UTF-8": ("a b\nc d\n", b"e f\n\xff\n", [], "{fr} line 2: not UTF-8 text"),
+    "too long": (f"{LONG}\n", "court\n", ["--bpe-merges", "50"],
+                 "{en} line 1: 70 tokens, but the model reads at most max_len=64"),
+}
+
+
 def test_bad_data_is_named_by_file_and_line(capsys, tmp_path):
-    fr = tmp_path / "a.fr"
-    line = _error_line(capsys, _files(tmp_path, "the cat\nthe dog\nthe bird\n", "le chat\nle chien\n"))
-    assert line.endswith(f"{tmp_path / 'a.en'} line 3: no matching line in {fr} (3 lines in "
-                         f"{tmp_path / 'a.en'}, 2 in {fr})")
-    assert f"{fr} line 2: empty line" in _error_line(capsys, _files(tmp_path, "the cat\nthe dog\n", "le chat\n \n"))
-    assert f"{fr} line 2: not UTF-8 text" in _error_line(capsys, _files(tmp_path, "a b\nc d\n", b"e f\n\xff\n"))
-    long = " ".join(["word"] * 70)
-    assert f"{tmp_path / 'a.en'} line 1: 70 tokens, but the model reads at most max_len=64" in _error_line(
-        capsys, _files(tmp_path, f"{long}\n", "court\n") + ["--bpe-merges", "50"])
+    for src, tgt, flags, message in BAD_FILES.values():
+        line = _error_line(capsys, _files(tmp_path, src, tgt) + flags)
+        assert message.format(en=tmp_path / "a.en", fr=tmp_path / "a.fr") in line
+
+
+def _one_line_and_exit_2(launch: subprocess.CompletedProcess, message: str) -> None:
+    """The launcher's answer to a usage or data error: status 2, rank 0's line alone, nothing on stdout."""
+    assert launch.returncode == 2, launch.stderr
+    assert launch.stdout == ""
+    line, *more = launch.stderr.strip().splitlines()
+    assert more == [] and line.startswith("python -m transformer_lib.train: error: ") and message in line, \
+        launch.stderr
+
+
+@pytest.mark.parametrize("name", BAD_FLAGS)
+def test_through_the_launcher_each_bad_flag_is_one_line_and_exit_2(name, tmp_path):
+    flags, message = BAD_FLAGS[name]
+    _one_line_and_exit_2(_launch(*_placed(flags, tmp=tmp_path, out=tmp_path / "x")), message)
+    assert not (tmp_path / "x").exists()
+
+
+@pytest.mark.parametrize("name", [*BAD_FILES, "cannot encode"])
+def test_through_the_launcher_each_bad_file_is_one_line_and_exit_2(name, tmp_path, text_run):
+    if name == "cannot encode":  # text the tokenizer of an earlier run (--vocab) has no symbol for
+        src, tgt, flags = "the cat sleeps\nthe zebra sleeps\n", "le chat dort\nle zèbre dort\n", [
+            "--vocab", str(text_run[0] / "vocab.json")]
+        message = "{en} line 2: the tokenizer cannot encode 'z'"
+    else:
+        src, tgt, flags, message = BAD_FILES[name]
+    launch = _launch(*_files(tmp_path, src, tgt), *flags)
+    _one_line_and_exit_2(launch, message.format(en=tmp_path / "a.en", fr=tmp_path / "a.fr"))
+    assert not (tmp_path / "run").exists()
+
+
+def test_the_launchers_own_flag_is_checked_in_one_line(capsys):
+    from transformer_lib.train import launch
+
+    for argv, message in ((["--nproc-per-node", "0", "--out", "x"],
+                           "argument --nproc-per-node: expected a positive int, got '0'"),
+                          (["--out", "x"], "the following arguments are required: --nproc-per-node")):
+        with pytest.raises(SystemExit) as stop:
+            launch.main(argv)
+        assert stop.value.code == 2
+        assert capsys.readouterr().err == f"python -m transformer_lib.train.launch: error: {message} (see --help)\n"
+
+
+@pytest.mark.parametrize("kind, how", [("raise", "exited with status 1"), ("kill", "was stopped by signal SIGKILL")])
+def test_through_the_launcher_a_crash_is_exit_1_and_a_line_naming_the_rank(kind, how, tmp_path):
+    """Rank 1 fails at its first step; rank 0 then fails in its collective, or is stopped. The
+    launcher names every rank that failed, earliest first, in its one last line; no torchrun summary."""
+    launch = _launch_script("tests/distributed_helpers.py", kind, "1", "--", *EXACT, "--out", str(tmp_path))
+    assert launch.returncode == 1, launch.stderr
+    last = launch.stderr.strip().splitlines()[-1]
+    assert last.startswith("python -m transformer_lib.train.launch: error: ") and f"rank 1 {how}" in last, last
+    assert last.endswith("; any other process was stopped (the errors are above)")
+    assert ("rank 1 failed: RuntimeError: injected failure at step 1" in launch.stderr) == (kind == "raise")
+    assert "Root Cause" not in launch.stderr and "ChildFailedError" not in launch.stderr
+
+
+def test_the_launcher_names_each_failed_rank_earliest_first_and_passes_a_usage_error_on():
+    from torch.distributed.elastic.multiprocessing.errors import ProcessFailure
+
+    from transformer_lib.train.launch import _report
+
+    def failed(rank: int, status: int, at: int) -> ProcessFailure:
+        failure = ProcessFailure(local_rank=rank, pid=100 + rank, exitcode=status, error_file="")
+        failure.timestamp = at
+        return failure
+
+    assert _report({1: failed(1, 2, 5)}) == 2  # a usage error that only rank 1 met: it printed it, named
+    assert _report({0: failed(0, 2, 5), 1: failed(1, -signal.SIGTERM, 5)}) == 2  # rank 1: stopped by the launcher
+    buffer = io.StringIO()
+    with contextlib.redirect_stderr(buffer):
+        assert _report({0: failed(0, 1, 7), 1: failed(1, -9, 6), 2: failed(2, 2, 7), 3: failed(3, -15, 7)}) == 1
+        assert _report({0: failed(0, -15, 7), 1: failed(1, -15, 7)}) == 1  # SIGTERM from someone else
+    assert buffer.getvalue() == ("python -m transformer_lib.train.launch: error: rank 1 was stopped by signal SIGKILL, "
+                                 "rank 0 exited with status 1, rank 2 exited with status 2; any other process was "
+                                 "stopped (the errors are above)\n"
+                                 "python -m transformer_lib.train.launch: error: rank 0 was stopped by signal SIGTERM, "
+                                 "rank 1 was stopped by signal SIGTERM; any other process was "
+                                 "stopped (the errors are above)\n")
 
 
 def test_text_the_tokenizer_cannot_encode_is_named_and_a_vocab_file_is_reused(capsys, tmp_path):

@@ -2,6 +2,7 @@
 
     python -m transformer_lib.train --preset book --steps 200 --out runs/book
     torchrun --nproc_per_node 2 -m transformer_lib.train --preset book --steps 200 --out runs/book2
+    python -m transformer_lib.train.launch --nproc-per-node 2 --preset book --steps 200 --out runs/book2
     torchrun --nproc_per_node 2 -m transformer_lib.train --strategy fsdp --data-src train.en \\
         --data-tgt train.de --preset base --steps 100000 --out runs/base
 
@@ -12,6 +13,7 @@ and schedule), ``tokenization``'s BPE and collation, ``checkpoint``'s atomic wri
 * ``data``: parallel text files, BPE, the global batches and each process's share of them;
 * ``distributed``: the process group ``torchrun`` describes, DDP and FSDP2;
 * ``run``: the run itself, its progress lines, checkpoints and resume.
+* ``launch``: ``torchrun`` for this command, passing a usage or data error's status 2 on.
 """
 
 from .cli import main

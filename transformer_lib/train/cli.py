@@ -6,6 +6,8 @@ file with status 2 and one line naming the file and the line; a failure in any p
 the line and exits with status 2, the others wait quietly (``usage_error``) and ``torchrun`` stops
 them. ``torchrun`` does not pass the status on: it exits with status 1 whenever a process fails,
 after a summary whose "Root Cause" names the rank and its ``exitcode`` (2: a usage or data error).
+``python -m transformer_lib.train.launch`` (``launch``) starts the same processes and does: status
+2 and the one line; for a crash, status 1 and one line naming the failed ranks.
 
 ``--resume DIR`` alone goes on with the options stored in ``DIR/checkpoint.pt``. A flag that
 decides what is trained (``RUN_OPTIONS``), given again, must agree with the checkpoint; ``--steps``
@@ -37,7 +39,10 @@ RUN_OPTIONS = ("preset", "batch_size", "seed", "dropout", "dtype", "data_src", "
 KEPT_OPTIONS = ("strategy", "log_every", "save_every", "timeout")
 
 
-QUIET_RANK_WAIT_S = 10.0  # how long a rank other than 0 leaves rank 0 to report the same error
+# How long a rank other than 0 leaves rank 0 to report the same error. The processes start together
+# but may reach their checks far apart (importing torch on a busy CPU: 10 s was seen to be too short);
+# waiting costs only a rank that meets an error alone, which is rare.
+QUIET_RANK_WAIT_S = 60.0
 
 
 def usage_error(message: str) -> int:
@@ -58,7 +63,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(usage_error(f"{message} (see --help)"))
 
 
-def _positive(kind: type) -> object:
+def positive(kind: type) -> object:
     def parse(text: str) -> object:
         try:
             value = kind(text)
@@ -86,8 +91,8 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Train a Transformer on one process, or on many under torchrun "
                                        "(DDP or FSDP2), with checkpoints a run can resume from.")
     p.add_argument("--preset", choices=sorted(PRESETS), default="book", help="the model's shape (default book)")
-    p.add_argument("--steps", type=_positive(int), default=200, help="optimiser steps in all (default 200)")
-    p.add_argument("--batch-size", type=_positive(int), default=64,
+    p.add_argument("--steps", type=positive(int), default=200, help="optimiser steps in all (default 200)")
+    p.add_argument("--batch-size", type=positive(int), default=64,
                    help="sentence pairs per step, all processes together (default 64)")
     p.add_argument("--seed", type=int, default=0, help="initial weights, batch order, dropout (default 0)")
     p.add_argument("--out", metavar="DIR",
@@ -102,15 +107,15 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--data-tgt", metavar="FILE", help="their translations, line for line")
     p.add_argument("--vocab", metavar="FILE", help="the tokenizer of an earlier run (DIR/vocab.json) instead "
                                                    "of BPE learned on --data-src and --data-tgt")
-    p.add_argument("--bpe-merges", type=_positive(int), default=4000, help="BPE merges to learn (default 4000)")
-    p.add_argument("--pairs", type=_positive(int), default=15_000,
+    p.add_argument("--bpe-merges", type=positive(int), default=4000, help="BPE merges to learn (default 4000)")
+    p.add_argument("--pairs", type=positive(int), default=15_000,
                    help="generated corpus: sentence pairs, 80%% used for training (default 15000)")
-    p.add_argument("--warmup", type=_positive(int), default=300, help="warm-up steps of the schedule (default 300)")
-    p.add_argument("--lr-scale", type=_positive(float), default=0.5, help="factor on the paper's rate (default 0.5)")
+    p.add_argument("--warmup", type=positive(int), default=300, help="warm-up steps of the schedule (default 300)")
+    p.add_argument("--lr-scale", type=positive(float), default=0.5, help="factor on the paper's rate (default 0.5)")
     p.add_argument("--label-smoothing", type=_fraction, default=0.1, help="(default 0.1, the paper's)")
-    p.add_argument("--log-every", type=_positive(int), default=10, help="steps between progress lines (default 10)")
-    p.add_argument("--save-every", type=_positive(int), default=100, help="steps between checkpoints (default 100)")
-    p.add_argument("--timeout", type=_positive(float), default=300.0,
+    p.add_argument("--log-every", type=positive(int), default=10, help="steps between progress lines (default 10)")
+    p.add_argument("--save-every", type=positive(int), default=100, help="steps between checkpoints (default 100)")
+    p.add_argument("--timeout", type=positive(float), default=300.0,
                    help="seconds a process waits for the others in a collective before failing (default 300)")
     p.add_argument("--translate", metavar="SENTENCE", help="at the end, translate SENTENCE with the trained model")
     return p

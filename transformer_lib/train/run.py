@@ -151,6 +151,7 @@ def _run(args: argparse.Namespace, processes: distributed.Processes, data: TextD
                               label_smoothing=args.label_smoothing, pad_id=data.vocab.pad_id, seed=args.seed,
                               progress=False)
     optimizer, scheduler = schedule_for(model, options)  # after sharding: Adam holds the shards
+    torch.manual_seed(args.seed)  # dropout's masks, as training.train draws them (a resume restores its own)
     start = 0
     if args.resume is not None:
         start = resume(Path(args.resume) / CHECKPOINT, wrapped, optimizer, scheduler, processes)
