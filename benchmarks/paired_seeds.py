@@ -62,3 +62,14 @@ def run_in_pool(run: Callable[[tuple], dict], jobs: list[tuple], workers: int,
             done = int(20 * i / len(jobs))
             print(f"[{'#' * done}{'.' * (20 - done)}] {i}/{len(jobs)} {elapsed:6.0f} s  ", end="", flush=True)
             yield result
+
+
+def collect(run: Callable[[tuple], dict], jobs: list[tuple], workers: int, started: float, runs: list[dict],
+            describe: Callable[[dict], str], write: Callable[..., None]) -> None:
+    """Run ``jobs`` (``run_in_pool``), appending each result to ``runs``, printing ``describe(result)`` and
+    rewriting the results file after each (``write(complete=False)``), so that an interrupted run leaves
+    what it measured."""
+    for result in run_in_pool(run, jobs, workers, started):
+        runs.append(result)
+        print(describe(result), flush=True)
+        write(complete=False)

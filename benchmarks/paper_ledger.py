@@ -32,7 +32,6 @@ import argparse  # noqa: E402
 import dataclasses  # noqa: E402
 import functools  # noqa: E402
 import json  # noqa: E402
-import multiprocessing  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
@@ -234,21 +233,17 @@ def main() -> None:
     def done(name: str, seed: int) -> bool:
         return any(r["variant"] == name and r["seed"] == seed for r in runs)
 
-    with multiprocessing.get_context("spawn").Pool(args.workers) as pool:
-        # Seed 0 of every variant first; then the other seeds, for the variants whose effect is small
-        # enough that the spread over seeds matters (a collapse of the exact match needs no error bar).
-        for phase in (0, 1):
-            if phase == 0:
-                jobs = [(name, 0, args.steps) for name in _variants() if not done(name, 0)]
-            else:
-                jobs = [(name, seed, args.steps) for seed in range(1, args.seeds) for name in _variants()
-                        if not done(name, seed) and name not in large_effects(runs, args.large)]
-            for result in pool.imap_unordered(run_one, jobs):
-                runs.append(result)
-                print(f"{time.perf_counter() - started:6.0f} s  {result['variant']:<18} seed {result['seed']}: "
-                      f"valid loss {result['valid_loss']:.3f}, exact match {result['exact_match']:.1%}, "
-                      f"BLEU {result['bleu']:.1f} ({result['wall_s']:.0f} s)", flush=True)
-                write(complete=False)
+    def describe(result: dict) -> str:
+        return (f"{result['variant']:<18} seed {result['seed']}: valid loss {result['valid_loss']:.3f}, "
+                f"exact match {result['exact_match']:.1%}, BLEU {result['bleu']:.1f} ({result['wall_s']:.0f} s)")
+
+    # Seed 0 of every variant first; then the other seeds, for the variants whose effect is small enough
+    # that the spread over seeds matters (a collapse of the exact match needs no error bar).
+    first = [(name, 0, args.steps) for name in _variants() if not done(name, 0)]
+    paired_seeds.collect(run_one, first, args.workers, started, runs, describe, write)
+    others = [(name, seed, args.steps) for seed in range(1, args.seeds) for name in _variants()
+              if not done(name, seed) and name not in large_effects(runs, args.large)]
+    paired_seeds.collect(run_one, others, args.workers, started, runs, describe, write)
     write(complete=True)
     print(f"wrote {args.out} in {time.perf_counter() - started:.0f} s; load average now {os.getloadavg()}")
 

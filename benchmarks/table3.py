@@ -117,12 +117,12 @@ def main() -> None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(out, indent=1) + "\n")
 
-    for result in paired_seeds.run_in_pool(run_one, jobs, args.workers, started):
-        runs.append(result)
+    def describe(result: dict) -> str:
         last = result["budgets"][str(budgets[-1])]
-        print(f"{result['variant']:<18} seed {result['seed']}: exact match {last['exact_match']:.1%}, "
-              f"BLEU {last['bleu']:.1f}, perplexity {last['perplexity']:.3f} ({result['wall_s']:.0f} s)", flush=True)
-        write(complete=False)
+        return (f"{result['variant']:<18} seed {result['seed']}: exact match {last['exact_match']:.1%}, "
+                f"BLEU {last['bleu']:.1f}, perplexity {last['perplexity']:.3f} ({result['wall_s']:.0f} s)")
+
+    paired_seeds.collect(run_one, jobs, args.workers, started, runs, describe, write)
     write(complete=True)
     print(f"wrote {args.out} in {time.perf_counter() - started:.0f} s; load average now {os.getloadavg()}")
 
