@@ -512,6 +512,10 @@ CALLS = {
         host=dict(cpu="a CPU", cores=2, threads=1, torch="2", load_average_before=0.5, load_average_after=1.0),
         date="2026-11-26", chapters=[dict(notebook="01.ipynb", seconds=9.0, cpu_seconds=8.0, first_cell_seconds=3.0,
                                           peak_rss_mb=400.0, budget_seconds=10.0, budget_peak_rss_mb=600.0)]))),
+    "measure.time_to_target_table": lambda: (measure.time_to_target_table, dict(results=dict(target=0.95, dispatch=dict(
+        avx2=dict(cpu="a CPU", cpu_count=2, load_average=[1.0, 1.0, 1.0], torch="2", runs=[{}], summary=dict(
+            book={**{key: dict(min=1.0, median=2.0, max=3.0) for key in (
+                "seconds", "steps", "floor_seconds", "torch_seconds")}, "every_seed_reached": True})))))),
 }
 
 FRENCH = "nous achetons nos grandes voitures"

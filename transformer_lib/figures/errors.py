@@ -37,7 +37,7 @@ def wrong_word_rows_figure(rows: Sequence[WrongWordRow]) -> go.Figure:
         check_instance(f"rows[{i}]", row, WrongWordRow, "an error_attention.WrongWordRow")
     titles = [f"“{html.escape(r.wrong)}” written for “{html.escape(r.expected)}” (output word {r.position})"
               for r in rows]
-    fig = make_subplots(rows=len(rows), cols=1, subplot_titles=titles, vertical_spacing=0.5 / len(rows))
+    fig = make_subplots(rows=len(rows), cols=1, subplot_titles=titles, vertical_spacing=0.65 / len(rows))
     for n, row in enumerate(rows, start=1):
         tokens = row.source.split()
         layers = [f"layer {i + 1}" for i in range(row.rows.shape[0])]
@@ -47,15 +47,15 @@ def wrong_word_rows_figure(rows: Sequence[WrongWordRow]) -> go.Figure:
             customdata=[[html.escape(t) for t in tokens]] * len(layers),
             hovertemplate="%{y}, source word %{x} “%{customdata}”<br>weight %{z:.3f}<extra></extra>"), row=n, col=1)
         fig.update_xaxes(tickmode="array", tickvals=list(range(len(tokens))), tickangle=-45,
-                         ticktext=[_column_label(t, k, row) for k, t in enumerate(tokens)], row=n, col=1)
-        fig.update_yaxes(autorange="reversed", row=n, col=1)
+                         ticktext=[_column_label(t, k, row) for k, t in enumerate(tokens)],
+                         title=dict(text="source word (key)", standoff=4), row=n, col=1)
+        fig.update_yaxes(autorange="reversed", title_text="layer", row=n, col=1)
         axis = "" if n == 1 else str(n)
         for keys, dash in ((row.expected_keys, "solid"), (row.copied_keys, "dash")):
             for key in keys:
                 fig.add_shape(type="rect", x0=key - 0.5, x1=key + 0.5, y0=-0.5, y1=len(layers) - 0.5,
                               xref=f"x{axis}", yref=f"y{axis}", line=dict(color="#000000", width=2, dash=dash))
-    fig.update_xaxes(title_text="source word (key)", row=len(rows), col=1)
-    fig.update_layout(template=BOOK_TEMPLATE, coloraxis=_COLOR_AXIS, height=80 + 210 * len(rows),
+    fig.update_layout(template=BOOK_TEMPLATE, coloraxis=_COLOR_AXIS, height=80 + 250 * len(rows),
                       title=dict(text="Where the decoder read at each copied word<br><sup>cross-attention, mean "
                                       "over heads; outlined: solid, should read; dashed, copied</sup>"))
     return fig
