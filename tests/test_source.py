@@ -32,7 +32,7 @@ def test_source_is_read_from_the_library_file():
 
 def test_a_part_between_markers():
     code = source_of(MultiHeadAttention, start="def split_heads", end="return x.view")
-    assert code.splitlines()[0] == "def split_heads(self, x: Tensor) -> Tensor:"
+    assert code.splitlines()[0] == "def split_heads(self, x: Tensor, d_head: int | None = None) -> Tensor:"
     assert code.splitlines()[-1].strip().startswith("return x.view")
 
 
