@@ -37,7 +37,7 @@ def wrong_word_rows_figure(rows: Sequence[WrongWordRow]) -> go.Figure:
         check_instance(f"rows[{i}]", row, WrongWordRow, "an error_attention.WrongWordRow")
     titles = [f"“{html.escape(r.wrong)}” written for “{html.escape(r.expected)}” (output word {r.position})"
               for r in rows]
-    fig = make_subplots(rows=len(rows), cols=1, subplot_titles=titles, vertical_spacing=0.65 / len(rows))
+    fig = make_subplots(rows=len(rows), cols=1, subplot_titles=titles, vertical_spacing=0.9 / len(rows))
     for n, row in enumerate(rows, start=1):
         tokens = row.source.split()
         layers = [f"layer {i + 1}" for i in range(row.rows.shape[0])]
@@ -55,7 +55,7 @@ def wrong_word_rows_figure(rows: Sequence[WrongWordRow]) -> go.Figure:
             for key in keys:
                 fig.add_shape(type="rect", x0=key - 0.5, x1=key + 0.5, y0=-0.5, y1=len(layers) - 0.5,
                               xref=f"x{axis}", yref=f"y{axis}", line=dict(color="#000000", width=2, dash=dash))
-    fig.update_layout(template=BOOK_TEMPLATE, coloraxis=_COLOR_AXIS, height=80 + 250 * len(rows),
+    fig.update_layout(template=BOOK_TEMPLATE, coloraxis=_COLOR_AXIS, height=80 + 320 * len(rows),
                       title=dict(text="Where the decoder read at each copied word<br><sup>cross-attention, mean "
                                       "over heads; outlined: solid, should read; dashed, copied</sup>"))
     return fig
