@@ -37,6 +37,7 @@ from transformer_lib import (
     measure,
     models,
     multi_head_attention,
+    optimiser,
     oracle,
     paper,
     positional_encoding,
@@ -306,6 +307,7 @@ CALLS = {
     "optimiser.transformer_lr": lambda: (training.transformer_lr, dict(step=3, d_model=16, warmup=10, scale=1.0)),
     "optimiser.paper_adam": lambda: (training.paper_adam, dict(params=list(torch.nn.Linear(2, 2).parameters()),
                                                               lr=1.0)),
+    "optimiser.contiguous_parameters": lambda: (optimiser.contiguous_parameters, dict(model=torch.nn.Linear(2, 2))),
     "training.pick_device": lambda: (training.pick_device, dict(device="cpu")),
     "browser.page.translation_payload": lambda: (live_explorers.translation_payload, dict(
         translation=TRANSLATION, maps=capture.capture_translation(MODEL, TRANSLATION, VOCAB, VOCAB),

@@ -12,13 +12,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR
 
-from .validation import check_iterable, check_number, check_positive_int
+from .validation import check_instance, check_iterable, check_number, check_positive_int
 
 PAPER_BETAS = (0.9, 0.98)
 PAPER_EPS = 1e-9
@@ -63,3 +64,44 @@ def warmup_scheduler(
     """
     transformer_lr(1, d_model, warmup, scale)  # checks the arguments now, not at the first step
     return LambdaLR(optimizer, lambda index: transformer_lr(index + 1, d_model, warmup, scale))
+
+
+def contiguous_parameters(model: nn.Module) -> AbstractContextManager[nn.Parameter]:
+    """Every trainable parameter of ``model``, and its gradient, as a view into one buffer each, while
+    the ``with`` block lasts; yields the buffer as one parameter, for ``paper_adam([buffer])``.
+
+    Adam's update is elementwise, so one update of the whole buffer gives the same numbers as one per
+    tensor (``tests/test_optimiser.py`` checks it bit for bit); what it saves is the per-tensor calls, a
+    tenth of a small model's training step on a CPU. Clear the gradients in place
+    (``zero_grad(set_to_none=False)``): the model's gradients are views into the buffer's. Don't move
+    the model inside the block (``.to`` would give each parameter new storage, out of the buffer's
+    reach). On leaving, every parameter and gradient gets its own storage back."""
+    check_instance("model", model, nn.Module, "a torch.nn.Module")
+    params = [p for p in model.parameters() if p.requires_grad]
+    if not params:
+        raise ValueError("model: expected at least one trainable parameter, got none")
+    kinds = {(p.device, p.dtype) for p in params}
+    if len(kinds) > 1:
+        raise ValueError(f"model: expected parameters of one device and dtype, got {sorted(map(str, kinds))}")
+    return _contiguous(params)  # checked now, not when the block is entered
+
+
+@contextmanager
+def _contiguous(params: list[nn.Parameter]) -> Iterator[nn.Parameter]:
+    values = params[0].new_empty(sum(p.numel() for p in params))
+    grads = torch.zeros_like(values)
+    offset = 0
+    for p in params:
+        size = p.numel()
+        values[offset: offset + size].copy_(p.detach().reshape(-1))
+        p.data = values[offset: offset + size].view_as(p)
+        p.grad = grads[offset: offset + size].view_as(p)
+        offset += size
+    buffer = nn.Parameter(values)
+    buffer.grad = grads
+    try:
+        yield buffer
+    finally:
+        for p in params:
+            p.data = p.data.clone()
+            p.grad = p.grad.clone()

@@ -23,7 +23,15 @@ import torch
 from torch import nn
 
 from .loss import PAPER_LABEL_SMOOTHING, label_smoothed_cross_entropy
-from .optimiser import PAPER_BETAS, PAPER_EPS, PAPER_WARMUP, paper_adam, transformer_lr, warmup_scheduler
+from .optimiser import (
+    PAPER_BETAS,
+    PAPER_EPS,
+    PAPER_WARMUP,
+    contiguous_parameters,
+    paper_adam,
+    transformer_lr,
+    warmup_scheduler,
+)
 from .progress import close_bar, progress_bar
 from .training_step import (
     BatchLike,
@@ -224,20 +232,21 @@ def train(
     device = pick_device(options.device)
     torch.manual_seed(options.seed)
     model.to(device)
-    optimizer, scheduler = schedule_for(model, options)
     reporter = _Reporter(model, options, len(batches), evaluate, callback, device)
     model.train()
     stop, epoch = "", 0
-    while not stop:
-        for index in batch_order(len(batches), epoch, options.seed, options.shuffle):
-            started = time.perf_counter()
-            result = training_step(model, batches[index], optimizer, scheduler, options)
-            stop = reporter.after_step(result, time.perf_counter() - started, epoch)
-            if stop:
-                break
-        epoch += 1
-        if not stop and options.epochs is not None and epoch >= options.epochs:
-            stop = "epochs"
+    with contiguous_parameters(model) as buffer:  # one Adam update, not one per tensor: the same numbers
+        optimizer, scheduler = schedule_for(model, options, [buffer])
+        while not stop:
+            for index in batch_order(len(batches), epoch, options.seed, options.shuffle):
+                started = time.perf_counter()
+                result = training_step(model, batches[index], optimizer, scheduler, options)
+                stop = reporter.after_step(result, time.perf_counter() - started, epoch)
+                if stop:
+                    break
+            epoch += 1
+            if not stop and options.epochs is not None and epoch >= options.epochs:
+                stop = "epochs"
     history = reporter.finish(stop)
     model.eval()
     return history

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -112,7 +112,7 @@ def training_step(
     loss_sum = label_smoothed_cross_entropy(logits, tgt_out, options.label_smoothing, options.pad_id, "sum")
     tokens = (tgt_out != options.pad_id).sum()
     loss = loss_sum / (tokens.clamp(min=1) if token_total is None else token_total(tokens))
-    optimizer.zero_grad(set_to_none=True)
+    optimizer.zero_grad(set_to_none=False)  # in place: the gradients may be views into one buffer (train)
     loss.backward()
     max_norm = options.clip_norm if options.clip_norm is not None else math.inf
     grad_norm = nn.utils.clip_grad_norm_(model.parameters(), max_norm)
@@ -156,12 +156,14 @@ def check_batch(batch: object, name: str, index: int | None = None) -> None:
         )
 
 
-def schedule_for(model: nn.Module, options: TrainingOptions) -> tuple[torch.optim.Adam, LambdaLR]:
-    """The paper's Adam on ``model``'s parameters and its warm-up schedule (``d_model`` from ``model.config``)."""
+def schedule_for(model: nn.Module, options: TrainingOptions, params: Iterable[Tensor] | None = None
+                 ) -> tuple[torch.optim.Adam, LambdaLR]:
+    """The paper's Adam on ``params`` (``model.parameters()`` unless given: ``train`` gives the one buffer
+    of ``optimiser.contiguous_parameters``) and its warm-up schedule (``d_model`` from ``model.config``)."""
     check_instance("model", model, nn.Module, "a torch.nn.Module")
     check_instance("options", options, TrainingOptions, "a training.TrainingOptions")
     d_model = getattr(getattr(model, "config", None), "d_model", None)
     if not isinstance(d_model, int):
         raise ValueError("model: expected a model with a .config.d_model (the schedule depends on it)")
-    optimizer = paper_adam(model.parameters())
+    optimizer = paper_adam(model.parameters() if params is None else params)
     return optimizer, warmup_scheduler(optimizer, d_model, options.warmup, options.lr_scale)

@@ -1,0 +1,122 @@
+"""``optimiser.contiguous_parameters``: ``train`` updates one buffer instead of one tensor at a time, and
+that changes no number. The reference is the plain loop with PyTorch's Adam on the model's own
+tensors, gradients dropped between steps (``zero_grad(set_to_none=True)``), as the book trained before.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from safetensors.torch import save
+from torch import nn
+
+from transformer_lib import models, training
+from transformer_lib.config import TransformerConfig
+from transformer_lib.loss import label_smoothed_cross_entropy
+from transformer_lib.optimiser import contiguous_parameters, paper_adam, warmup_scheduler
+from transformer_lib.tokenization import Batch
+
+CONFIG = TransformerConfig(src_vocab_size=23, tgt_vocab_size=19, d_model=16, n_heads=2, d_ff=32,
+                           n_encoder_layers=2, n_decoder_layers=2, dropout=0.1)
+STEPS = 30
+
+
+def _batches(n: int = 6) -> list[Batch]:
+    generator = torch.Generator().manual_seed(1)
+    batches = []
+    for _ in range(n):
+        src = torch.randint(4, CONFIG.src_vocab_size, (5, 7), generator=generator)
+        tgt = torch.randint(4, CONFIG.tgt_vocab_size, (5, 6), generator=generator)
+        tgt[0, -2:] = 0  # some padding
+        batches.append(Batch(src=src, tgt_in=tgt[:, :-1].clone(), tgt_out=tgt[:, 1:].clone()))
+    return batches
+
+
+def _reference(batches: list[Batch], zero_in_place_only_the_buffer: bool = False) -> list[torch.Tensor]:
+    """STEPS steps of the plain loop: per-tensor Adam (or, with the planted defect, the buffer's Adam whose
+    gradients are dropped instead of cleared, so the model's gradient views keep adding up)."""
+    torch.manual_seed(0)
+    model = models.Transformer(CONFIG)
+    options = training.TrainingOptions(steps=STEPS, warmup=10, lr_scale=1.0, pad_id=0, shuffle=False,
+                                       progress=False)
+    with contiguous_parameters(model) if zero_in_place_only_the_buffer else _nothing() as buffer:
+        optimizer = paper_adam([buffer] if buffer is not None else model.parameters())
+        scheduler = warmup_scheduler(optimizer, CONFIG.d_model, options.warmup, options.lr_scale)
+        torch.manual_seed(options.seed)
+        model.train()
+        for step in range(STEPS):
+            batch = batches[step % len(batches)]
+            logits = model(batch.src, batch.tgt_in)
+            loss = label_smoothed_cross_entropy(logits, batch.tgt_out, options.label_smoothing, 0, "sum")
+            loss = loss / (batch.tgt_out != 0).sum()
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            nn.utils.clip_grad_norm_(model.parameters(), options.clip_norm)
+            optimizer.step()
+            scheduler.step()
+    return [p.detach().clone() for p in model.parameters()]
+
+
+class _nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _trained_by_train(batches: list[Batch]) -> tuple[nn.Module, list[torch.Tensor]]:
+    torch.manual_seed(0)
+    model = models.Transformer(CONFIG)
+    options = training.TrainingOptions(steps=STEPS, warmup=10, lr_scale=1.0, pad_id=0, shuffle=False,
+                                       progress=False)
+    training.train(model, batches, options)
+    return model, [p.detach().clone() for p in model.parameters()]
+
+
+def test_one_update_of_the_buffer_gives_the_per_tensor_numbers() -> None:
+    batches = _batches()
+    reference = _reference(batches)
+    _, trained = _trained_by_train(batches)
+    assert len(trained) == len(reference) > 40
+    assert all(torch.equal(a, b) for a, b in zip(trained, reference, strict=True))
+
+
+def test_the_comparison_sees_gradients_that_are_not_cleared() -> None:
+    """The planted defect: the buffer's gradient dropped (set_to_none) rather than cleared in place; Adam
+    then finds no gradient on the buffer (and the model's gradient views are never zeroed), and the
+    weights differ from the reference."""
+    batches = _batches()
+    defective = _reference(batches, zero_in_place_only_the_buffer=True)
+    reference = _reference(batches)
+    assert not all(torch.equal(a, b) for a, b in zip(defective, reference, strict=True))
+
+
+def test_every_parameter_gets_its_own_storage_back() -> None:
+    model, _ = _trained_by_train(_batches())
+    storages = [p.untyped_storage().data_ptr() for p in model.parameters()]
+    assert len(set(storages)) == len(storages)
+    assert all(p.grad is not None and p.grad.untyped_storage().data_ptr() not in storages
+               for p in model.parameters())
+    save({name: t.contiguous() for name, t in model.state_dict().items()})  # safetensors refuses shared storage
+
+
+def test_inside_the_block_the_parameters_are_views_of_the_buffer() -> None:
+    model = models.Transformer(CONFIG)
+    before = [p.detach().clone() for p in model.parameters()]
+    with contiguous_parameters(model) as buffer:
+        assert buffer.numel() == sum(p.numel() for p in model.parameters())
+        buffer.data.add_(1.0)
+        assert all(torch.equal(p, b + 1.0) for p, b in zip(model.parameters(), before, strict=True))
+        buffer.grad.fill_(2.0)
+        assert all(bool((p.grad == 2.0).all()) for p in model.parameters())
+
+
+def test_bad_models_are_refused_by_name() -> None:
+    with pytest.raises(TypeError, match="^model: expected a torch.nn.Module"):
+        contiguous_parameters([torch.zeros(2)])
+    with pytest.raises(ValueError, match="^model: expected at least one trainable parameter"):
+        contiguous_parameters(nn.ReLU())
+    mixed = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2).double())
+    with pytest.raises(ValueError, match="^model: expected parameters of one device and dtype"):
+        contiguous_parameters(mixed)
