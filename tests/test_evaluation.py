@@ -162,3 +162,27 @@ def test_greedy_exact_check_tells_which_sentences_greedy_decoding_gets_exactly_r
     # a tolerance wider than any gap leaves every verdict unsure, except the impossible one
     loose = greedy_exact_check(shipped.model, pairs, shipped.src_vocab, shipped.tgt_vocab, tolerance=1e9)
     assert loose.exact == check.exact and loose.lowest == 0 and loose.highest == 1 - 1 / len(pairs)
+
+
+def test_greedy_exact_check_stops_once_the_target_is_out_of_reach():
+    """``stop_below``: a model far from the target is judged after one batch, and its bounds still hold
+    the whole split's score; a model within reach is read to the end, with the same verdicts."""
+    from transformer_lib.pretrained import book_corpus, book_model, snapshot_steps
+
+    shipped, corpus = book_model(), book_corpus()
+    pairs = corpus.valid
+    full = greedy_exact_check(shipped.model, pairs, shipped.src_vocab, shipped.tgt_vocab, batch_size=100)
+    kept = greedy_exact_check(shipped.model, pairs, shipped.src_vocab, shipped.tgt_vocab, batch_size=100,
+                              stop_below=0.95)
+    assert full.checked == kept.checked == len(pairs) and kept == full and full.lowest >= 0.95
+    early = book_model(step=snapshot_steps()[1]).model  # an early snapshot: most sentences wrong
+    whole = greedy_exact_check(early, pairs, shipped.src_vocab, shipped.tgt_vocab, batch_size=100)
+    stopped = greedy_exact_check(early, pairs, shipped.src_vocab, shipped.tgt_vocab, batch_size=100,
+                                 stop_below=0.95)
+    assert whole.highest < 0.95 and stopped.checked == 100 < len(pairs)
+    assert stopped.lowest <= whole.lowest and whole.highest <= stopped.highest < 0.95
+    # the verdicts it read are the full check's; the rest are unsure, not wrong
+    read = [i for i, unsure in enumerate(stopped.unsure) if not unsure]
+    assert read and all(stopped.exact[i] == whole.exact[i] for i in read)
+    with pytest.raises(ValueError, match="^stop_below: expected"):
+        greedy_exact_check(early, pairs, shipped.src_vocab, shipped.tgt_vocab, stop_below=1.5)

@@ -223,14 +223,16 @@ def test_training_to_the_target_stops_there(monkeypatch, capsys):
     # says 0.2 (out of reach: no decoding), then 0.4 with a near-tie that could make it 0.5 (within
     # reach: decoded, 0.4), then 0.6 (decoded, 0.6): the target is reached at the third check (step 15),
     # and training must stop there, not before, not after.
-    checks = iter([GreedyExactCheck([True, False, False, False, False], [False] * 5),
-                   GreedyExactCheck([True] * 4 + [False] * 6, [False] * 4 + [True] + [False] * 5),
-                   GreedyExactCheck([True, True, True, False, False], [False] * 5)])
+    checks = iter([GreedyExactCheck([True, False, False, False, False], [False] * 5, 5),
+                   GreedyExactCheck([True] * 4 + [False] * 6, [False] * 4 + [True] + [False] * 5, 10),
+                   GreedyExactCheck([True, True, True, False, False], [False] * 5, 5)])
     decoded, checked = iter([0.4, 0.6]), []
 
-    def scripted_check(model, pairs, src_vocab, tgt_vocab):
+    def scripted_check(model, pairs, src_vocab, tgt_vocab, stop_below):
+        assert stop_below == small.target_exact_match
         checked.append(pairs)
-        return next(checks)
+        check = next(checks)
+        return GreedyExactCheck(check.exact, check.unsure, len(pairs))  # read to the end
 
     def scripted_decoding(model, pairs, src_vocab, tgt_vocab):
         checked.append(pairs)
@@ -252,6 +254,28 @@ def test_training_to_the_target_stops_there(monkeypatch, capsys):
         train_book_model(steps=1, stop_at_target=True, evaluate=lambda m: {}, recipe=small, corpus=corpus,
                          progress=False)
 
+
+
+def test_a_check_stopped_early_records_a_bound_and_training_goes_on(monkeypatch):
+    """A check that stopped reading (the target out of reach after its first batch) is recorded as an
+    upper bound, ``valid_exact_match_at_most``, never as the score; the split is not decoded, and a
+    bound however close to the target does not stop training."""
+    corpus = make_corpus(0, n_pairs=60, novel_per_combination=1)
+    small = BookRecipe(model=tiny_book_model(16), batch_size=16, target_exact_match=0.5)
+    decodings = []
+
+    def stopped_check(model, pairs, src_vocab, tgt_vocab, stop_below):
+        n = len(pairs)
+        return GreedyExactCheck([False] * n, [False] * (n // 2) + [True] * (n - n // 2), 1)
+
+    monkeypatch.setattr(recipe_module, "greedy_exact_check", stopped_check)
+    monkeypatch.setattr(recipe_module, "evaluate_translation", lambda *a: decodings.append(a))
+    _, _, _, history = train_book_model(steps=10, stop_at_target=True, eval_every=5, recipe=small, corpus=corpus,
+                                        progress=False)
+    assert history.stop_reason == "steps" and not decodings
+    n = len(corpus.valid)
+    assert [e["valid_exact_match_at_most"] for e in history.evaluations] == [(n - n // 2) / n] * 2
+    assert all("valid_exact_match" not in e for e in history.evaluations)
 
 def test_a_non_editable_install_carries_the_shipped_models(tmp_path):
     """Binder installs the package non-editably (binder/postBuild): the weights must be in the wheel."""

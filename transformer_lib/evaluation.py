@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,6 +32,7 @@ from .validation import (
     check_number,
     check_pairs,
     check_positive_int,
+    check_probability,
     check_token_list,
 )
 
@@ -227,6 +229,7 @@ class GreedyExactCheck:
 
     exact: list[bool]
     unsure: list[bool]
+    checked: int  # sentences read (all, unless ``stop_below`` stopped the check early)
 
     @property
     def exact_match(self) -> float:
@@ -259,6 +262,7 @@ def greedy_exact_check(
     *,
     batch_size: int = 256,
     tolerance: float = 1e-3,
+    stop_below: float | None = None,
 ) -> GreedyExactCheck:
     """Which of ``pairs`` greedy decoding (``translate_batch``) would translate exactly, without decoding.
 
@@ -269,21 +273,34 @@ def greedy_exact_check(
     outside ``tgt_vocab`` can never be matched. A verdict is ``unsure`` where it hangs on logits
     less than ``tolerance`` apart: the deciding position's two best logits (an exact sentence: at any
     position), or the reference token's logit and the best one (a wrong sentence: at its first
-    wrong position)."""
+    wrong position).
+
+    ``stop_below`` (a share, for training's checks): stop as soon as the sentences surely wrong (not
+    exact, not unsure) are already too many for the exact match to reach it, so that a check far from
+    the target costs a batch, not the split. The sentences left unchecked count as unsure: ``highest``
+    stays an upper bound (below ``stop_below``), ``lowest`` a lower one; ``checked`` says how many
+    were read."""
     check_translation_model(model, src_vocab, tgt_vocab)
     pairs = check_pairs("pairs", pairs)
     check_positive_int("batch_size", batch_size)
     tolerance = check_number("tolerance", tolerance, positive=True)
+    if stop_below is not None:
+        stop_below = check_probability("stop_below", stop_below)
     device = next(model.parameters()).device
     encoded = [(src_vocab.encode(s), *tgt_vocab.encode_with_unknowns(t)) for s, t in pairs]
     for i, (src_ids, _, _) in enumerate(encoded):
         if not src_ids:
             raise ValueError(f"pairs[{i}]: expected a source of at least one word, got {pairs[i][0]!r}")
-    exact, unsure = [False] * len(pairs), [False] * len(pairs)
+    exact, unsure = [False] * len(pairs), [True] * len(pairs)  # unsure until read
     order = sorted(range(len(pairs)), key=lambda i: len(encoded[i][0]))
+    # more sentences surely wrong than this, and the exact match is below stop_below
+    allowed_wrong = len(pairs) if stop_below is None else len(pairs) - math.ceil(stop_below * len(pairs) - 1e-9)
+    wrong, checked = 0, 0
     was_training = model.training
     model.eval()
     for start in range(0, len(order), batch_size):
+        if wrong > allowed_wrong:
+            break
         chunk = order[start:start + batch_size]
         src = _padded([encoded[i][0] for i in chunk], src_vocab.pad_id).to(device)  # (B, S)
         tgt_in = _padded([[tgt_vocab.sos_id, *encoded[i][1]] for i in chunk], tgt_vocab.pad_id)  # (B, T)
@@ -304,5 +321,7 @@ def greedy_exact_check(
             too_long = len(tgt_ids) + 1 > default_max_len(model, len(src_ids))
             exact[i] = right_row and not unknown and not too_long
             unsure[i] = not unknown and (too_long or near_row)
+            wrong += not (exact[i] or unsure[i])
+        checked += len(chunk)
     model.train(was_training)
-    return GreedyExactCheck(exact, unsure)
+    return GreedyExactCheck(exact, unsure, checked)

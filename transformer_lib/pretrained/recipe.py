@@ -82,11 +82,15 @@ def _exact_match_reaching(target: float, split: str, corpus: Corpus, src_vocab: 
     """``exact_match_on(split, ...)``, decoding only when the target is within reach: first
     ``greedy_exact_check`` (one teacher-forced pass) tells which sentences greedy decoding would get
     exactly right; if even counting every near-tie as right they fall short of ``target``, that is
-    the score (without BLEU). Otherwise greedy decoding scores the split, as ``exact_match_on``."""
+    the score (without BLEU). Otherwise greedy decoding scores the split, as ``exact_match_on``.
+    The check stops reading as soon as the sentences surely wrong put the target out of reach (early
+    in training, after its first batch); the score is then a bound, ``{split}_exact_match_at_most``."""
     pairs, decoded = corpus.splits()[split], exact_match_on(split, corpus, src_vocab, tgt_vocab)
 
     def evaluate(model: nn.Module) -> dict[str, float]:
-        check = greedy_exact_check(model, pairs, src_vocab, tgt_vocab)
+        check = greedy_exact_check(model, pairs, src_vocab, tgt_vocab, stop_below=target)
+        if check.checked < len(pairs):  # stopped early: out of reach, by at least this much
+            return {f"{split}_exact_match_at_most": check.highest}
         if check.highest < target:  # out of reach: greedy decoding's exact match is known without decoding
             return {f"{split}_exact_match": check.exact_match}
         return decoded(model)
@@ -103,7 +107,7 @@ def _stop_at(target: float, callback: Callable[[StepReport], bool | str | None] 
         asked = callback(report) if callback is not None else None
         if asked:
             return asked
-        score = None if report.evaluation is None else report.evaluation["valid_exact_match"]
+        score = None if report.evaluation is None else report.evaluation.get("valid_exact_match")
         if score is not None and score >= target:
             return f"reached {score:.1%} at step {report.step}"
         return False
