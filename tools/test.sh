@@ -54,7 +54,9 @@ fi
 
 main_start=$(date +%s)
 status=0
-"$venv/bin/python" -m pytest --junitxml="$logs/main.xml" "$@" || status=1
+# Two workers (pytest-xdist), one test module or notebook at a time each; the modules that share the
+# built book or the reader's environment stay together on one worker (tests/conftest.py, SHARED_GROUPS).
+"$venv/bin/python" -m pytest -n 2 --junitxml="$logs/main.xml" "$@" || status=1
 echo "main-run $(( $(date +%s) - main_start ))" >> "$logs/phases"
 if [ -n "$lowered" ]; then
   wait "$lowered" || status=1
