@@ -14,6 +14,7 @@
 from .language_model import BOOK_LM_RECIPE, LanguageModelRecipe, french_sentences, train_book_lm
 from .recipe import (
     BOOK_RECIPE,
+    LIVE_RECIPE,
     BookRecipe,
     book_corpus,
     book_vocabularies,
@@ -25,7 +26,7 @@ from .shipped import ShippedModelError, book_lm, book_rnn, book_rnn_attention, l
 from .snapshots import book_model, snapshot_steps
 
 __all__ = [
-    "BOOK_LM_RECIPE", "BOOK_RECIPE", "BookRecipe", "LanguageModelRecipe", "ShippedModelError",
+    "BOOK_LM_RECIPE", "BOOK_RECIPE", "LIVE_RECIPE", "BookRecipe", "LanguageModelRecipe", "ShippedModelError",
     "book_corpus",
     "book_lm", "book_model", "book_rnn", "book_rnn_attention", "book_vocabularies", "exact_match_on",
     "french_sentences", "load_shipped", "snapshot_steps", "train_book_lm", "train_book_model", "train_book_rnn",

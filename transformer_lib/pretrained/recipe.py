@@ -8,6 +8,7 @@ fixed number of steps, by ``tools/train_book_models.py``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -52,6 +53,12 @@ class BookRecipe:
 
 
 BOOK_RECIPE = BookRecipe()
+# Chapter 7's run in front of the reader: the book's recipe with batches of 32 pairs. On one CPU core a
+# step of this small model costs about a third of a 128-pair step (much of it is the same fixed cost per
+# step, whatever the batch), and the target comes after about half as many pairs seen, so it comes in
+# fewer seconds (``benchmarks/time_to_target.py``, the performance appendix: three seeds of each).
+# The step limit leaves room: the smaller batches take more steps.
+LIVE_RECIPE = dataclasses.replace(BOOK_RECIPE, batch_size=32, steps=2000)
 
 
 @lru_cache(maxsize=4)
