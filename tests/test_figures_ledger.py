@@ -45,3 +45,15 @@ def test_rows_apart_are_written_not_drawn():
     fig = ledger_effects_figure(fake_results(), "exact_match", {"warmup": "warm-up"}, apart=["warmup"])
     assert list(fig.data[0].y) == ["beam_search"]
     assert "off the scale, not drawn: warm-up: -26.7" in fig.layout.title.text
+
+
+def test_the_base_row_is_named_by_the_caller():
+    """Table 3's base is "base", the ledger's "book": the same effects whatever the base is called."""
+    renamed = fake_results()
+    renamed["rows"] = {("base" if k == "book" else k): v for k, v in renamed["rows"].items()}
+    for run in renamed["runs"]:
+        run["variant"] = "base" if run["variant"] == "book" else run["variant"]
+    ours = ledger_effects_figure(renamed, "exact_match", base="base")
+    assert list(ours.data[0].x) == list(ledger_effects_figure(fake_results(), "exact_match").data[0].x)
+    with pytest.raises(ValueError, match=r"^base: expected one of the rows \['base', 'beam_search', 'warmup'\]"):
+        ledger_effects_figure(renamed, "exact_match")  # "book" is no row of it

@@ -19,13 +19,13 @@ MEASURE_TITLES = {
 LOWER_IS_BETTER = ("valid_loss", "perplexity")
 
 
-def _runs_by_seed(results: Mapping, key: str, measure: str) -> dict[int, float]:
-    """The value of ``measure`` for row ``key`` in each seed's run (decoding rows: the book's runs)."""
+def _runs_by_seed(results: Mapping, key: str, measure: str, base: str) -> dict[int, float]:
+    """The value of ``measure`` for row ``key`` in each seed's run (decoding rows: the base's runs)."""
     out = {}
     for run in results["runs"]:
         if run["variant"] == key:
             out[run["seed"]] = run[measure]
-        elif run["variant"] == "book" and key in run and measure in run[key]:
+        elif run["variant"] == base and key in run and measure in run[key]:
             out[run["seed"]] = run[key][measure]  # a decoding row: measured on the book's own run
     return out
 
@@ -33,7 +33,7 @@ def _runs_by_seed(results: Mapping, key: str, measure: str) -> dict[int, float]:
 def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
                           labels: Mapping[str, str] | None = None, apart: Iterable[str] = (),
                           title: str = "Restoring the paper's choices", against: str = "the book's recipe",
-                          axis: str = "switch") -> go.Figure:
+                          axis: str = "switch", base: str = "book") -> go.Figure:
     """One row per switch of ``results`` (``book/data/paper_ledger.json``): the change in ``measure``
     ("exact_match", "bleu" or "valid_loss") against the book's recipe from the same seed, its mean
     (a filled diamond with its value written beside it), each seed's own change (hollow circles)
@@ -41,7 +41,8 @@ def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
     loss) are left out. ``labels`` maps a row's key to the name shown. The rows named in ``apart``
     (effects so large they would squash the others into one point) are not drawn but written, with
     their mean change, under the title. ``title``, ``against`` (what the changes are measured
-    against) and ``axis`` (what a row is) name the comparison: chapter 6 draws Table 3 with them."""
+    against) and ``axis`` (what a row is) name the comparison: chapter 6 draws Table 3 with them.
+    ``base``: the key of the row the changes are measured from (the ledger's ``"book"``)."""
     if not isinstance(results, Mapping) or not isinstance(results.get("rows"), Mapping) or "runs" not in results:
         raise ValueError("results: expected the benchmark's JSON (a dict with 'rows' and 'runs'), "
                          f"got {type(results).__name__}")
@@ -49,18 +50,21 @@ def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
     labels = dict(check_instance("labels", {} if labels is None else labels, Mapping, "a dict of row key -> name"))
     apart = check_token_list("apart", list(check_iterable("apart", apart, "a list of row keys")), item="row key")
     name, unit, scale = MEASURE_TITLES[measure]
-    base = _runs_by_seed(results, "book", measure)
+    base_key = check_instance("base", base, str, "the key of the base row (str)")
+    if base_key not in results["rows"]:
+        raise ValueError(f"base: expected one of the rows {sorted(results['rows'])}, got {base_key!r}")
+    base = _runs_by_seed(results, base_key, measure, base_key)
     apart = [k for k in apart if k in results["rows"]]
-    keys = [k for k in results["rows"] if k != "book" and k not in apart]
+    keys = [k for k in results["rows"] if k != base_key and k not in apart]
     rows, notes = [], []
     for key in keys:
-        by_seed = _runs_by_seed(results, key, measure)
+        by_seed = _runs_by_seed(results, key, measure, base_key)
         if not by_seed:  # a row that cannot change this measure (decoding does not change the loss)
             continue
         diffs = [(by_seed[s] - base[s]) * scale for s in sorted(by_seed)]
         rows.append((labels.get(key, key), diffs))
     for key in apart:
-        by_seed = _runs_by_seed(results, key, measure)
+        by_seed = _runs_by_seed(results, key, measure, base_key)
         if by_seed:
             mean = sum((by_seed[s] - base[s]) * scale for s in by_seed) / len(by_seed)
             notes.append(f"{labels.get(key, key)}: {mean:+.1f}")

@@ -209,13 +209,12 @@ def load_table3(path: Path | str = TABLE3_PATH) -> dict:
 
 def table3_at(data: dict, budget: int) -> dict:
     """``data`` at one step budget, in the shape of the paper ledger's results (a run per variant and
-    seed, with its measures; the base named ``"book"``), for ``figures.ledger.ledger_effects_figure``."""
+    seed, with its measures), for ``figures.ledger.ledger_effects_figure(..., base="base")``."""
     check_instance("data", data, dict, "the JSON of benchmarks/table3.py (load_table3())")
     if str(budget) not in map(str, data.get("budgets", [])):
         raise ValueError(f"budget: expected one of the measured budgets {data.get('budgets')}, got {budget!r}")
-    runs = [{"variant": "book" if r["variant"] == "base" else r["variant"], "seed": r["seed"],
-             **r["budgets"][str(budget)]} for r in data["runs"]]
-    return {"rows": {("book" if k == "base" else k): row for k, row in data["rows"].items()}, "runs": runs}
+    runs = [{"variant": r["variant"], "seed": r["seed"], **r["budgets"][str(budget)]} for r in data["runs"]]
+    return {"rows": dict(data["rows"]), "runs": runs}
 
 
 def table3_effect(data: dict, variant: str, budget: int, measure: str = "exact_match") -> dict[str, float]:
