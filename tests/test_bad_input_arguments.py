@@ -134,7 +134,7 @@ def test_a_numpy_integer_is_an_int(argument):
 
 
 # arguments that must be >= 0 (ids, offsets) or >= 1 (sizes)
-NON_NEGATIVE = {"offset", "pad_id", "sos", "eos", "pad", "n_merges", "novel_per_combination"}
+NON_NEGATIVE = {"offset", "pad_id", "eos_id", "sos", "eos", "pad", "n_merges", "novel_per_combination"}
 
 
 @pytest.mark.parametrize("argument", [a for a in INT_ARGUMENTS if INT_ARGUMENTS[a][1] not in ("seed",)])
