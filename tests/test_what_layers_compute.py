@@ -134,8 +134,8 @@ def test_english_word_classes_cover_every_word_once():
 
 
 def _tiny_recipe():
-    return BookRecipe(model=TransformerConfig.preset("book", d_model=16, n_heads=2, d_ff=32), batch_size=16,
-                      warmup=4)
+    return BookRecipe(model=TransformerConfig.preset("book", d_model=16, n_heads=2, d_ff=32),
+                      batch_size=16).with_training(warmup=4)
 
 
 def test_table3_variants_change_one_thing_each():
