@@ -33,6 +33,7 @@ from transformer_lib.config import TransformerConfig
 from transformer_lib.decoding import greedy_decode
 from transformer_lib.models import Transformer
 from transformer_lib.pretrained import BOOK_RECIPE
+from transformer_lib.vocabulary import SpecialIds
 
 SOS = 1  # the start token fed to the decoder
 BUDGET_RATIO = 3.0  # issue 3: cached greedy decoding at least 3x faster for 100-token outputs
@@ -43,7 +44,7 @@ BOOK_VOCAB_SIZES = (200, 330)  # about the book corpus's source and target vocab
 
 def decode(model: Transformer, src: Tensor, length: int, use_cache: bool) -> list[list[int]]:
     """Exactly ``length`` greedy tokens per source row (no stop at <eos>)."""
-    return greedy_decode(model, src, sos_id=SOS, eos_id=None, max_len=length, use_cache=use_cache)
+    return greedy_decode(model, src, special=SpecialIds(SOS, None), max_len=length, use_cache=use_cache)
 
 
 def compare(model: Transformer, src: Tensor, length: int, rounds: int, min_run_time: float) -> dict:

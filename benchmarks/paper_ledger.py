@@ -30,13 +30,11 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # one thread per run, set before 
 
 import argparse  # noqa: E402
 import dataclasses  # noqa: E402
-import functools  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
-from unittest import mock  # noqa: E402
 
 import harness  # noqa: E402, F401 -- first: it sets OpenMP's wait policy before torch starts
 import paired_seeds  # noqa: E402
@@ -45,10 +43,8 @@ import torch  # noqa: E402
 from transformer_lib import paper  # noqa: E402
 from transformer_lib.evaluation import bleu, exact_match, translate_batch  # noqa: E402
 from transformer_lib.pretrained import BOOK_RECIPE, book_corpus, book_vocabularies  # noqa: E402
-from transformer_lib.pretrained import recipe as recipe_module  # noqa: E402
 from transformer_lib.pretrained.ablations import validation_loss  # noqa: E402
 from transformer_lib.pretrained.recipe import train_book_model  # noqa: E402
-from transformer_lib.training import train  # noqa: E402
 
 DEFAULT_STEPS = 400
 DEFAULT_OUT = harness.REPO_ROOT / "book" / "data" / "paper_ledger.json"
@@ -103,8 +99,9 @@ def run_one(job: tuple[str, int, int]) -> dict:
     name, seed, steps = job
     torch.set_num_threads(1)
     spec = _variants()[name]
-    recipe = dataclasses.replace(
-        BOOK_RECIPE, seed=seed, model=BOOK_RECIPE.model.replace(**spec.get("model", {})), **spec.get("recipe", {}))
+    clipping = {"clip_norm": spec["clip_norm"]} if "clip_norm" in spec else {}
+    recipe = dataclasses.replace(BOOK_RECIPE.with_training(**spec.get("recipe", {}), **clipping), seed=seed,
+                                 model=BOOK_RECIPE.model.replace(**spec.get("model", {})))
     corpus = book_corpus(BOOK_RECIPE.seed, BOOK_RECIPE.n_pairs)  # one corpus for every seed
     src_vocab, tgt_vocab = book_vocabularies(corpus)
     references = [t for _, t in corpus.test]
@@ -119,13 +116,9 @@ def run_one(job: tuple[str, int, int]) -> dict:
         if name == "book" and report.step in keep:
             snapshots.append({k: v.detach().clone() for k, v in models[0].state_dict().items()})
 
-    patch = (mock.patch.object(recipe_module, "train", functools.partial(train, clip_norm=spec["clip_norm"]))
-             if "clip_norm" in spec else mock.patch.object(recipe_module, "train", train))
     started = time.perf_counter()
-    with patch:  # train_book_model has no clipping argument yet: its train() gets the paper's (none)
-        model, _, _, history = train_book_model(
-            steps=steps, recipe=recipe, corpus=corpus, progress=False, callback=snapshot,
-            adapt=lambda m: models.append(m) or m)
+    model, _, _, history = train_book_model(recipe, steps=steps, corpus=corpus, progress=False, callback=snapshot,
+                                            adapt=lambda m: models.append(m) or m)
     wall = time.perf_counter() - started
     result = {"variant": name, "seed": seed, "train_time_s": history.train_time_s, "wall_s": wall,
               "final_train_loss": statistics.fmean(history.losses[-20:]),
@@ -212,7 +205,7 @@ def main() -> None:
             "complete": complete,
             "steps": args.steps,
             "seeds": args.seeds,
-            "recipe": {k: v for k, v in dataclasses.asdict(BOOK_RECIPE).items() if k != "model"},
+            "recipe": {k: v for k, v in BOOK_RECIPE.record().items() if k != "model"},
             "model": dataclasses.asdict(BOOK_RECIPE.model),
             "evaluated_on": "exact match and BLEU on the test split (greedy unless the row says otherwise); "
                             "loss on the validation split (teacher forcing, no label smoothing)",

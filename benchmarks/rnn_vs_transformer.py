@@ -33,8 +33,9 @@ def main() -> None:
     recipe = dataclasses.replace(BOOK_RECIPE, rnn_hidden_size=args.hidden)
     results = {}
     for name, architecture in (("GRU", "gru"), ("Transformer", "transformer")):
-        model, src_vocab, tgt_vocab, history = train_book_model(args.budget, recipe=recipe, corpus=corpus,
-                                                                architecture=architecture, progress=False)
+        model, src_vocab, tgt_vocab, history = train_book_model(recipe, corpus=corpus, architecture=architecture,
+                                                                time_budget_s=args.budget, steps=None,
+                                                                progress=False)
         result = evaluate_translation(model, corpus.test, src_vocab, tgt_vocab)
         results[name] = result
         print(f"{name}: {count_parameters(model):,} parameters, {history.steps[-1]} steps in "

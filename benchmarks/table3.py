@@ -6,7 +6,7 @@ learned positions. ``transformer_lib.pretrained.ablations.TABLE3_VARIANTS`` hold
 for the book's model (plus RoPE, which the paper does not have). Each variant is trained from
 three seeds, paired with the base's runs of the same seeds (``paired_seeds``), on the book's corpus
 (seed 0 for every run), and measured twice in the same run: at the live budget (chapter 7's run,
-``BOOK_STEPS``) and at the shipped model's budget (``BOOK_RECIPE.steps``). The schedule does not
+``BOOK_STEPS``) and at the shipped model's budget (``BOOK_RECIPE.training.steps``). The schedule does not
 depend on the number of steps, so the first measurement is the same model a run stopped there would
 give; measuring in eval mode draws no random number, so the run goes on as if unmeasured.
 
@@ -82,7 +82,7 @@ def main() -> None:
     if args.quick:
         names, seeds, budgets = QUICK["variants"], QUICK["seeds"], QUICK["budgets"]
     else:
-        names, seeds, budgets = tuple(TABLE3_VARIANTS), args.seeds, (BOOK_STEPS, BOOK_RECIPE.steps)
+        names, seeds, budgets = tuple(TABLE3_VARIANTS), args.seeds, (BOOK_STEPS, BOOK_RECIPE.training.steps)
 
     runs: list[dict] = []
     earlier_s = 0.0
@@ -106,7 +106,7 @@ def main() -> None:
             "complete": complete, "budgets": list(budgets), "seeds": seeds, "quick": args.quick,
             "measures": {"exact_match": "greedy, validation split, 0 to 1", "bleu": "greedy, validation split",
                          "perplexity": "exp(cross-entropy per target token), validation split, teacher forcing"},
-            "base_recipe": {k: v for k, v in BOOK_RECIPE.__dict__.items() if k != "model"},
+            "base_recipe": {k: v for k, v in BOOK_RECIPE.record().items() if k != "model"},
             "base_model": BOOK_RECIPE.model.__dict__,
             "rows": summarise(runs, budgets),
             "runs": sorted(runs, key=lambda r: (r["variant"], r["seed"])),

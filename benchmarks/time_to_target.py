@@ -45,7 +45,7 @@ from transformer_lib.models import Transformer  # noqa: E402
 from transformer_lib.pretrained import BOOK_RECIPE, LIVE_RECIPE, book_corpus, book_vocabularies  # noqa: E402
 from transformer_lib.pretrained.recipe import BookRecipe, train_book_model  # noqa: E402
 from transformer_lib.tokenization import make_batches  # noqa: E402
-from transformer_lib.training import TrainingOptions, batch_order, train  # noqa: E402
+from transformer_lib.training import batch_order, train  # noqa: E402
 
 DEFAULT_OUT = harness.REPO_ROOT / "book" / "data" / "time_to_target.json"
 EVAL_EVERY = 50  # as chapter 7
@@ -79,8 +79,7 @@ def torch_reference_seconds(recipe: BookRecipe, batches: list, steps: int, vocab
     ours = Transformer(recipe.config(*vocab_sizes))
     theirs = TorchTransformer(ours.config)
     copy_weights(ours, theirs)
-    options = TrainingOptions(steps=steps, warmup=recipe.warmup, lr_scale=recipe.lr_scale,
-                              label_smoothing=recipe.label_smoothing, pad_id=pad_id, seed=recipe.seed, progress=False)
+    options = recipe.training.replace(steps=steps, pad_id=pad_id, seed=recipe.seed, progress=False)
     started = time.perf_counter()
     train(theirs, batches, options)
     return time.perf_counter() - started
@@ -95,8 +94,8 @@ def worker(name: str, seed: int) -> dict:
     sizes = (len(src_vocab), len(tgt_vocab))
     recipe = dataclasses.replace(RECIPES[name], seed=seed)
     started = time.perf_counter()
-    _, _, _, history = train_book_model(steps=recipe.steps, stop_at_target=True, recipe=recipe,
-                                        corpus=corpus, progress=False, eval_every=EVAL_EVERY)
+    _, _, _, history = train_book_model(recipe, stop_at_target=True, corpus=corpus, progress=False,
+                                        eval_every=EVAL_EVERY)
     seconds = time.perf_counter() - started
     steps = len(history.losses)
     batches = make_batches(corpus.train, src_vocab, tgt_vocab, recipe.batch_size, shuffle=True, seed=seed,

@@ -46,7 +46,8 @@ def main() -> None:
 
     started = time.perf_counter()
     model, _, _, history = train_book_model(
-        args.budget, corpus=corpus, progress=False, evaluate=evaluate, eval_every=args.eval_every,
+        time_budget_s=args.budget, steps=None, corpus=corpus, progress=False, evaluate=evaluate,
+        eval_every=args.eval_every,
     )
     wall = time.perf_counter() - started
     print(f"trained {history.steps[-1]} steps in {history.train_time_s:.1f} s of training "

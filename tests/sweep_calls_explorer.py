@@ -12,6 +12,7 @@ from transformer_lib.config import TransformerConfig
 from transformer_lib.figures import activations, architecture
 from transformer_lib.figures import decoding_steps as step_figures
 from transformer_lib.tokenization import Vocab
+from transformer_lib.vocabulary import SpecialIds
 
 VOCAB = Vocab(["the", "cat", "sat", "on", "a", "mat", "dog", "ran"])  # 12 tokens with the four specials
 CONFIG = TransformerConfig(src_vocab_size=12, tgt_vocab_size=12, d_model=8, n_heads=2, n_encoder_layers=1,
@@ -24,7 +25,7 @@ FOUND = capture.capture_activations(MODEL, TRANSLATION, VOCAB, VOCAB)
 NAMES = list(FOUND.blocks)
 WEIGHTS = "decoder.0.self_attn.weights"  # a row per head over the keys
 LAYER = next(b for b in architecture.architecture_blocks(MODEL) if b.name == "encoder.layers.0")
-TRACE = decoding_steps.trace_decoding(MODEL, SRC, VOCAB.itos, sos_id=1, eos_id=2, max_len=3, beam_size=2)
+TRACE = decoding_steps.trace_decoding(MODEL, SRC, VOCAB.itos, special=SpecialIds(1, 2), max_len=3, beam_size=2)
 BEAM = TRACE.steps[0]["beams"][0]
 
 CALLS: dict = {

@@ -31,6 +31,7 @@ from transformer_lib.positional_encoding import (
 from transformer_lib.sampling import filter_logits, sample_continuation
 from transformer_lib.tokenization import learn_bpe, make_batches, pad_sequences
 from transformer_lib.training import label_smoothed_cross_entropy, train, transformer_lr
+from transformer_lib.vocabulary import SpecialIds
 
 from .bad_input import raises
 
@@ -39,7 +40,7 @@ CONFIG = TransformerConfig(src_vocab_size=30, tgt_vocab_size=25, d_model=16, n_h
 torch.manual_seed(0)  # the models below are the same whichever test module was imported first
 MODEL = Transformer(CONFIG).eval()
 SRC = torch.randint(1, 30, (2, 6))
-IDS = dict(sos_id=1, eos_id=2, max_len=4)
+IDS = dict(special=SpecialIds(1, 2), max_len=4)
 LM = DecoderOnlyTransformer(CONFIG).eval()
 PROMPT = torch.tensor([[1, 5], [1, 6]])
 
@@ -61,10 +62,10 @@ INT_ARGUMENTS = {
     "positional offset": (lambda n: SinusoidalPositionalEncoding(8, 10)(torch.randn(1, 2, 8), offset=n), "offset", 3),
     "rotary offset": (lambda n: RotaryEmbedding(4, 10)(torch.randn(1, 1, 2, 4), offset=n), "offset", 3),
     "MultiHeadAttention n_heads": (lambda n: MultiHeadAttention(16, n), "n_heads", 4),
-    "greedy max_len": (lambda n: greedy_decode(MODEL, SRC, sos_id=1, eos_id=2, max_len=n), "max_len", 3),
-    "greedy sos_id": (lambda n: greedy_decode(MODEL, SRC, sos_id=n, eos_id=2, max_len=3), "sos_id", 3),
-    "greedy eos_id": (lambda n: greedy_decode(MODEL, SRC, sos_id=1, eos_id=n, max_len=3), "eos_id", 3),
-    "greedy pad_id": (lambda n: greedy_decode(MODEL, SRC, **IDS, pad_id=n), "pad_id", 3),
+    "greedy max_len": (lambda n: greedy_decode(MODEL, SRC, special=SpecialIds(1, 2), max_len=n), "max_len", 3),
+    "greedy sos_id": (lambda n: greedy_decode(MODEL, SRC, special=SpecialIds(n, 2), max_len=3), "sos", 3),
+    "greedy eos_id": (lambda n: greedy_decode(MODEL, SRC, special=SpecialIds(1, n), max_len=3), "eos", 3),
+    "greedy pad_id": (lambda n: greedy_decode(MODEL, SRC, special=SpecialIds(1, 2, n), max_len=3), "pad", 3),
     "beam beam_size": (lambda n: beam_search(MODEL, SRC, **IDS, beam_size=n), "beam_size", 3),
     "sample top_k": (lambda n: sample_decode(MODEL, SRC, **IDS, top_k=n), "top_k", 3),
     "continuation top_k": (lambda n: sample_continuation(LM, PROMPT, max_new_tokens=2, top_k=n), "top_k", 3),
@@ -94,7 +95,8 @@ def _same_draws(draw):
 # compares with the explicit equivalent, so None read as some other value fails.
 NONE_MEANS = {
     "causal_mask n_keys": lambda: torch.equal(causal_mask(3, None), causal_mask(3, 3)),  # square
-    "greedy eos_id": lambda: all(len(row) == 3 for row in greedy_decode(MODEL, SRC, sos_id=1, eos_id=None, max_len=3)),
+    "greedy eos_id": lambda: all(len(row) == 3
+                                 for row in greedy_decode(MODEL, SRC, special=SpecialIds(1, None), max_len=3)),
     "sample top_k": lambda: _same_draws(lambda k, g: sample_decode(MODEL, SRC, **IDS, top_k=k, generator=g)),
     "loss pad_id": lambda: torch.allclose(  # every position counts, the one whose target is 0 too
         label_smoothed_cross_entropy(LOGITS, torch.tensor([0, 2, 3]), pad_id=None),
@@ -132,7 +134,7 @@ def test_a_numpy_integer_is_an_int(argument):
 
 
 # arguments that must be >= 0 (ids, offsets) or >= 1 (sizes)
-NON_NEGATIVE = {"offset", "pad_id", "sos_id", "eos_id", "n_merges", "novel_per_combination"}
+NON_NEGATIVE = {"offset", "pad_id", "eos_id", "sos", "eos", "pad", "n_merges", "novel_per_combination"}
 
 
 @pytest.mark.parametrize("argument", [a for a in INT_ARGUMENTS if INT_ARGUMENTS[a][1] not in ("seed",)])
@@ -179,16 +181,26 @@ def test_positional_offsets_are_checked_before_reading_the_table(offset, length)
 # ----------------------------------------------------------------------------- special ids
 
 
-@pytest.mark.parametrize("name", ["sos_id", "eos_id", "pad_id"])
+@pytest.mark.parametrize("name", ["sos", "eos", "pad"])
 @pytest.mark.parametrize("decode", [greedy_decode, beam_search, sample_decode], ids=lambda f: f.__name__)
 def test_special_ids_outside_the_vocabulary_name_themselves_not_the_ids_tensor(decode, name):
+    """A negative id is refused by ``SpecialIds`` itself (named ``sos``...), one beyond the model's
+    vocabulary by the decoding call (named ``special.sos``...), never reported as a tensor of ids."""
     for bad in (-1, 25, 10**6):
-        message = raises(ValueError, lambda bad=bad: decode(MODEL, SRC, **{**IDS, name: bad}), name)
+        ids = {"sos": 1, "eos": 2, "pad": 0, name: bad}
+        message = raises(ValueError, lambda ids=ids: decode(MODEL, SRC, SpecialIds(**ids), max_len=4),
+                         name if bad < 0 else f"special.{name}")
         assert str(bad) in message
 
 
 def test_a_negative_pad_id_never_silently_bans_a_real_token():
-    raises(ValueError, lambda: greedy_decode(MODEL, SRC, **IDS, pad_id=-1), "pad_id")
+    raises(ValueError, lambda: greedy_decode(MODEL, SRC, special=SpecialIds(1, 2, -1), max_len=4), "pad")
+
+
+@pytest.mark.parametrize("decode", [greedy_decode, beam_search, sample_decode], ids=lambda f: f.__name__)
+def test_special_ids_in_another_form_are_refused_by_name(decode):
+    raises(TypeError, lambda: decode(MODEL, SRC, {"sos": 1, "eos": 2, "pad": 0}, max_len=4), "special")
+    raises(TypeError, lambda: decode(MODEL, SRC, (1, 2, 0), max_len=4), "special")
 
 
 # ----------------------------------------------------------------------------- sampling

@@ -31,6 +31,7 @@ from transformer_lib.sampling import sample_continuation
 from transformer_lib.tokenization import BPETokenizer, Vocab, collate, learn_bpe, pad_sequences
 from transformer_lib.train.data import TextData, global_batches, local_part
 from transformer_lib.training import TrainingHistory, batch_order, training_step
+from transformer_lib.vocabulary import SpecialIds
 
 from .bad_input import raises
 
@@ -102,7 +103,7 @@ def test_none_where_a_sequence_is_expected_is_a_named_type_error(call, name):
     (lambda: RotaryEmbedding(4, 10)(torch.randn(1, 2, 3, 6)), ValueError, "x"),
     (lambda: capture_attention(MODEL, SRC, torch.tensor([[1, 4]]), src_vocab=["a", "b"]), ValueError, "src_vocab"),
     (lambda: capture_attention(MODEL, SRC, torch.tensor([[1, 4]]), tgt_vocab=["a"]), ValueError, "tgt_vocab"),
-    (lambda: trace_greedy(MODEL, SRC, ["a", "b"], sos_id=1, eos_id=2, max_len=3), ValueError, "itos"),
+    (lambda: trace_greedy(MODEL, SRC, ["a", "b"], special=SpecialIds(1, 2), max_len=3), ValueError, "itos"),
 ], ids=["gamma", "beta", "x list", "sinusoidal", "learned", "rotary", "capture src_vocab", "capture tgt_vocab",
         "trace itos"])
 def test_size_mismatches_are_named(call, error, name):

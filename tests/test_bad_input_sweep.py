@@ -67,6 +67,7 @@ from transformer_lib.pretrained import snapshots
 from transformer_lib.pretrained.hub_references import load_reference
 from transformer_lib.tokenization import Vocab
 from transformer_lib.train import data as train_data
+from transformer_lib.vocabulary import SpecialIds
 
 from . import sweep_calls_agreement, sweep_calls_beyond, sweep_calls_errors, sweep_calls_explorer
 from .bad_input_sweep import SWEEP_COUNT, bad_values, check_outcome, public_callables
@@ -93,7 +94,7 @@ X = torch.randn(1, 3, 8)
 Q4 = torch.randn(1, 2, 3, 4)
 MAPS = capture.capture_attention(MODEL, SRC, TGT, VOCAB.itos, VOCAB.itos)
 TRANSLATION = decoding.translate(MODEL, "the cat", VOCAB, VOCAB, max_len=3)
-SPECIAL = dict(sos_id=1, eos_id=2, max_len=3)
+SPECIAL = dict(special=SpecialIds(1, 2, 0), max_len=3)
 TRACE = decoding_steps.trace_decoding(MODEL, SRC, VOCAB.itos, **SPECIAL, beam_size=2)
 
 
@@ -197,12 +198,12 @@ CALLS = {
     "models.parameter_count": lambda: (models.parameter_count, dict(config=CONFIG)),
     # decoding and sampling
     "decoding.greedy_decode": lambda: (decoding.greedy_decode, dict(model=MODEL, src_ids=SRC.clone(), **SPECIAL,
-                                                                    pad_id=0, use_cache=True)),
+                                                                    use_cache=True)),
     "decoding.beam_search": lambda: (decoding.beam_search, dict(model=MODEL, src_ids=SRC.clone(), **SPECIAL,
-                                                                beam_size=2, alpha=0.6, pad_id=0)),
+                                                                beam_size=2, alpha=0.6)),
     "decoding.sample_decode": lambda: (decoding.sample_decode, dict(
         model=MODEL, src_ids=SRC.clone(), **SPECIAL, temperature=1.0, top_k=3, top_p=0.9,
-        generator=torch.Generator().manual_seed(0), pad_id=0)),
+        generator=torch.Generator().manual_seed(0))),
     "decoding.length_penalty": lambda: (decoding.length_penalty, dict(length=3, alpha=0.6)),
     "decoding.generate": lambda: (decoding.generate, dict(model=MODEL, src_ids=SRC.clone(), tgt_vocab=VOCAB,
                                                           beam_size=2, alpha=0.6, max_len=3)),
@@ -223,9 +224,9 @@ CALLS = {
     "sampling.check_sampling_args": lambda: (sampling.check_sampling_args, dict(
         temperature=1.0, top_k=3, top_p=0.9, generator=None, allow_greedy=False)),
     "greedy_trace.trace_greedy": lambda: (greedy_trace.trace_greedy, dict(
-        model=MODEL, src_ids=SRC.clone(), itos=VOCAB.itos, **SPECIAL, top_k=3, pad_id=0)),
+        model=MODEL, src_ids=SRC.clone(), itos=VOCAB.itos, **SPECIAL, top_k=3)),
     "decoding_steps.trace_decoding": lambda: (decoding_steps.trace_decoding, dict(
-        model=MODEL, src_ids=SRC.clone(), itos=VOCAB.itos, **SPECIAL, beam_size=2, alpha=0.6, top_k=3, pad_id=0,
+        model=MODEL, src_ids=SRC.clone(), itos=VOCAB.itos, **SPECIAL, beam_size=2, alpha=0.6, top_k=3,
         src_itos=VOCAB.itos)),
     "decoding_steps.trace_translation": lambda: (decoding_steps.trace_translation, dict(
         model=MODEL, sentence="the cat", src_vocab=VOCAB, tgt_vocab=VOCAB, beam_size=2, alpha=0.6, top_k=3)),
@@ -234,6 +235,8 @@ CALLS = {
     "figures.decoding_steps.step_summary_html": lambda: (step_figures.step_summary_html, dict(trace=TRACE, step=1)),
     # text
     "vocabulary.Vocab": lambda: (Vocab, dict(tokens=list(WORDS))),
+    "vocabulary.SpecialIds": lambda: (SpecialIds, dict(sos=1, eos=2, pad=0)),
+    "vocabulary.SpecialIds.replace": lambda: (SpecialIds(1, 2, 0).replace, dict(eos=None)),
     "vocabulary.Vocab.build": lambda: (Vocab.build, dict(sentences=list(SENTENCES), min_freq=1)),
     "vocabulary.Vocab.encode": lambda: (VOCAB.encode, dict(sentence="the cat")),
     "vocabulary.Vocab.encode_with_unknowns": lambda: (VOCAB.encode_with_unknowns, dict(sentence="the cat")),
@@ -393,7 +396,7 @@ CALLS = {
                                                                 cross_attn=MHA)),
     "decoding.max_decode_length": lambda: (decoding.max_decode_length, dict(model=MODEL)),
     "decoding.check_decoding_args": lambda: (decoding.check_decoding_args, dict(
-        model=MODEL, src_ids=SRC.clone(), max_len=3, sos_id=1, eos_id=2, pad_id=0)),
+        model=MODEL, src_ids=SRC.clone(), special=SpecialIds(1, 2, 0), max_len=3)),
     "evaluation.EvaluationResult.by_length": lambda: (_evaluation().by_length, dict(edges=[1, 4, 9])),
     "evaluation.compare_decodings": lambda: (evaluation.compare_decodings, dict(first=_evaluation(),
                                                                                 second=_evaluation())),

@@ -14,6 +14,7 @@ from transformer_lib.decoding import (
 )
 from transformer_lib.greedy_trace import DecodingTrace, trace_greedy
 from transformer_lib.tokenization import Vocab
+from transformer_lib.vocabulary import SpecialIds
 
 from .seq2seq_toys import EOS, PAD, SOS, VOCAB, tiny_model
 
@@ -70,7 +71,7 @@ def test_beam_search_rejects_a_cache_that_cannot_reorder_itself():
 
     src = torch.tensor([[0]])
     with pytest.raises(TypeError, match=r"model: expected new_cache\(\) to give a cache with an index_select"):
-        beam_search(NoReorder({0: [3, EOS]}), src, sos_id=SOS, eos_id=EOS, max_len=4)
+        beam_search(NoReorder({0: [3, EOS]}), src, special=SpecialIds(SOS, EOS), max_len=4)
 
 
 def test_a_transformer_cache_reorders_every_layer_self_and_cross():
@@ -86,7 +87,7 @@ def test_a_transformer_cache_reorders_every_layer_self_and_cross():
 
 
 def run_all_modes(model, src, max_len, eos_id=EOS):
-    special = dict(sos_id=SOS, eos_id=eos_id, max_len=max_len, pad_id=PAD)
+    special = dict(special=SpecialIds(SOS, eos_id, PAD), max_len=max_len)
     return {
         "greedy": greedy_decode(model, src, **special),
         "greedy_uncached": greedy_decode(model, src, use_cache=False, **special),
@@ -104,7 +105,7 @@ def test_every_mode_stops_at_eos_and_at_max_len():
         assert out == [[4, 5, 6], [7, 6, 5, 4, 7, 6]], name
     # the cached decoder was fed one position per row and step; the run stops as soon as every row is done
     model = ScriptedModel({3: [4, EOS], 4: [5, 5, EOS]})
-    assert greedy_decode(model, src, sos_id=SOS, eos_id=EOS, max_len=10) == [[4], [5, 5]]
+    assert greedy_decode(model, src, special=SpecialIds(SOS, EOS), max_len=10) == [[4], [5, 5]]
     assert model.positions_fed == 2 * 3
 
 
@@ -112,7 +113,7 @@ def test_beam_search_stops_at_eos_and_at_max_len():
     scripts = {3: [4, 5, 6, EOS, 7, 7, 7], 4: [7, 6, 5, 4, 7, 6, 5]}
     src = torch.tensor([[3, 5], [4, 5]])
     for beam_size in (1, 2, 3):
-        hypotheses = beam_search(ScriptedModel(scripts), src, sos_id=SOS, eos_id=EOS, max_len=6, beam_size=beam_size)
+        hypotheses = beam_search(ScriptedModel(scripts), src, SpecialIds(SOS, EOS), max_len=6, beam_size=beam_size)
         assert [h.tokens for h in hypotheses] == [[4, 5, 6], [7, 6, 5, 4, 7, 6]]
 
 
@@ -122,7 +123,7 @@ def test_eos_none_gives_exactly_max_len_tokens():
     for name, out in run_all_modes(model, src, max_len=25, eos_id=None).items():
         assert [len(row) for row in out] == [25, 25], name
         assert all(PAD not in row and SOS not in row for row in out), name  # never generated
-    beams = beam_search(model, src, sos_id=SOS, eos_id=None, max_len=25, beam_size=3)
+    beams = beam_search(model, src, special=SpecialIds(SOS, None), max_len=25, beam_size=3)
     assert [len(h.tokens) for h in beams] == [25, 25]
 
 
@@ -133,16 +134,16 @@ def test_cached_greedy_equals_uncached_greedy_on_a_transformer():
         src[1, 3:] = PAD  # padded sources too
         src[4, 1:] = PAD
         for eos_id in (EOS, None):
-            cached = greedy_decode(model, src, sos_id=SOS, eos_id=eos_id, max_len=30)
-            uncached = greedy_decode(model, src, sos_id=SOS, eos_id=eos_id, max_len=30, use_cache=False)
+            cached = greedy_decode(model, src, special=SpecialIds(SOS, eos_id), max_len=30)
+            uncached = greedy_decode(model, src, special=SpecialIds(SOS, eos_id), max_len=30, use_cache=False)
             assert cached == uncached
 
 
 def test_greedy_batched_equals_one_sentence_at_a_time():
     model = tiny_model(1)
     src = torch.tensor([[3, 4, 5, 6], [7, 8, 0, 0], [9, 0, 0, 0]])
-    together = greedy_decode(model, src, sos_id=SOS, eos_id=EOS, max_len=12)
-    alone = [greedy_decode(model, row[row != PAD][None], sos_id=SOS, eos_id=EOS, max_len=12)[0] for row in src]
+    together = greedy_decode(model, src, special=SpecialIds(SOS, EOS), max_len=12)
+    alone = [greedy_decode(model, row[row != PAD][None], special=SpecialIds(SOS, EOS), max_len=12)[0] for row in src]
     assert together == alone
 
 
@@ -151,13 +152,13 @@ def test_beam_size_one_equals_greedy():
         model = tiny_model(seed)
         src = torch.randint(3, VOCAB, (4, 5), generator=torch.Generator().manual_seed(seed))
         src[2, 2:] = PAD
-        greedy = greedy_decode(model, src, sos_id=SOS, eos_id=EOS, max_len=15)
-        beam = beam_search(model, src, sos_id=SOS, eos_id=EOS, max_len=15, beam_size=1)
+        greedy = greedy_decode(model, src, special=SpecialIds(SOS, EOS), max_len=15)
+        beam = beam_search(model, src, special=SpecialIds(SOS, EOS), max_len=15, beam_size=1)
         assert [h.tokens for h in beam] == greedy
     # at least one of these random models stops early, so <eos> handling is compared too
     lengths = [len(t) for seed in range(6) for t in greedy_decode(
         tiny_model(seed), torch.randint(3, VOCAB, (4, 5), generator=torch.Generator().manual_seed(seed)),
-        sos_id=SOS, eos_id=EOS, max_len=15)]
+        special=SpecialIds(SOS, EOS), max_len=15)]
     assert min(lengths) < 15
 
 
@@ -188,7 +189,7 @@ def test_wide_beam_finds_the_exhaustive_best(alpha):
             candidates.append((log_p / length_penalty(n, alpha), list(tokens), log_p))
     assert len(candidates) == 15
     best = max(candidates, key=lambda c: c[0])
-    found = beam_search(model, src, sos_id=SOS, eos_id=EOS, max_len=3, beam_size=16, alpha=alpha)[0]
+    found = beam_search(model, src, special=SpecialIds(SOS, EOS), max_len=3, beam_size=16, alpha=alpha)[0]
     assert found.tokens == best[1]
     assert found.log_prob == pytest.approx(best[2], abs=1e-5)
     assert found.score == pytest.approx(best[0], abs=1e-5)
@@ -203,7 +204,7 @@ def test_length_penalty_values():
 def test_sampling_is_repeatable_with_a_generator_and_varies_without_one():
     model = tiny_model(2)
     src = torch.tensor([[3, 4, 5, 6]] * 8)
-    special = dict(sos_id=SOS, eos_id=EOS, max_len=10)
+    special = dict(special=SpecialIds(SOS, EOS), max_len=10)
     a = sample_decode(model, src, generator=torch.Generator().manual_seed(1), **special)
     b = sample_decode(model, src, generator=torch.Generator().manual_seed(1), **special)
     c = sample_decode(model, src, generator=torch.Generator().manual_seed(2), **special)
@@ -218,7 +219,7 @@ def test_sampling_is_repeatable_with_a_generator_and_varies_without_one():
 def test_top_k_sampling_only_draws_among_the_k_most_probable():
     model = tiny_model(4)
     src = torch.tensor([[3, 4, 5]] * 200)
-    first = sample_decode(model, src, sos_id=SOS, eos_id=None, max_len=1, top_k=2,
+    first = sample_decode(model, src, special=SpecialIds(SOS, None), max_len=1, top_k=2,
                           generator=torch.Generator().manual_seed(0))
     logits = model.generator(model.decode(torch.tensor([[SOS]]), model.encode(src[:1]), src[:1]))[0, -1]
     logits[[PAD, SOS]] = float("-inf")
@@ -230,8 +231,8 @@ def test_trace_matches_greedy_and_prints_each_step():
     model = tiny_model(5)
     itos = ["<pad>", "<sos>", "<eos>"] + [f"w{i}" for i in range(3, VOCAB)]
     src = torch.tensor([[3, 4, 5, 6]])
-    trace = trace_greedy(model, src, itos, sos_id=SOS, eos_id=EOS, max_len=8, top_k=3)
-    greedy = greedy_decode(model, src, sos_id=SOS, eos_id=EOS, max_len=8)[0]
+    trace = trace_greedy(model, src, itos, special=SpecialIds(SOS, EOS), max_len=8, top_k=3)
+    greedy = greedy_decode(model, src, special=SpecialIds(SOS, EOS), max_len=8)[0]
     chosen = [step.chosen for step in trace]
     assert chosen[:len(greedy)] == [itos[i] for i in greedy]
     assert len(trace) == len(greedy) + (1 if len(greedy) < 8 else 0)  # the <eos> step is shown
@@ -251,16 +252,16 @@ def test_translate_returns_text_tokens_and_unknown_words():
     tgt_vocab = Vocab(["x", "y", "z", "w", "v", "u", "t", "s"])  # 12 ids like the tiny model
     model = tiny_model(6)
     result = translate(model, "a b zebra c", src_vocab, tgt_vocab, max_len=6)
-    ids = greedy_decode(model, torch.tensor([[4, 5, 3, 6]]), sos_id=SOS, eos_id=EOS, max_len=6)[0]
+    ids = greedy_decode(model, torch.tensor([[4, 5, 3, 6]]), special=SpecialIds(SOS, EOS), max_len=6)[0]
     assert result.tokens == [tgt_vocab.itos[i] for i in ids]
     assert result.text == " ".join(result.tokens) == str(result)
     assert result.unknown_words == ["zebra"]
     # beam_size > 1 is beam search with translate's alpha: seed 5 gives three different outputs for
     # greedy, beam with alpha 0.6 and beam with alpha 2 (checked here, so the test keeps its teeth)
     model, src = tiny_model(5), torch.tensor([[4, 5, 6]])
-    best = beam_search(model, src, sos_id=SOS, eos_id=EOS, max_len=6, beam_size=3, alpha=2.0)[0].tokens
-    others = [greedy_decode(model, src, sos_id=SOS, eos_id=EOS, max_len=6)[0],
-              beam_search(model, src, sos_id=SOS, eos_id=EOS, max_len=6, beam_size=3, alpha=0.6)[0].tokens]
+    best = beam_search(model, src, special=SpecialIds(SOS, EOS), max_len=6, beam_size=3, alpha=2.0)[0].tokens
+    others = [greedy_decode(model, src, special=SpecialIds(SOS, EOS), max_len=6)[0],
+              beam_search(model, src, special=SpecialIds(SOS, EOS), max_len=6, beam_size=3, alpha=0.6)[0].tokens]
     assert best not in others and others[0] != others[1]
     beam = translate(model, "a b c", src_vocab, tgt_vocab, beam_size=3, alpha=2.0, max_len=6)
     assert beam.ids == best and beam.tokens == [tgt_vocab.itos[i] for i in best]
@@ -273,7 +274,7 @@ def test_translate_returns_text_tokens_and_unknown_words():
 def test_decoding_rejects_bad_arguments():
     model = tiny_model(0)  # config.max_len = 32
     src = torch.tensor([[3, 4]])
-    special = dict(sos_id=SOS, eos_id=EOS)
+    special = dict(special=SpecialIds(SOS, EOS))
     assert max_decode_length(model) == 32
     with pytest.raises(ValueError, match="max_len: the model reads at most config.max_len=32"):
         greedy_decode(model, src, max_len=33, **special)
@@ -281,8 +282,10 @@ def test_decoding_rejects_bad_arguments():
         greedy_decode(model, src, max_len=0, **special)
     with pytest.raises(ValueError, match="src_ids: expected a 2-D tensor"):
         greedy_decode(model, src[0], max_len=5, **special)
-    with pytest.raises(TypeError, match="eos_id: expected an int or None"):
-        greedy_decode(model, src, max_len=5, sos_id=SOS, eos_id="2")
+    with pytest.raises(TypeError, match="eos: expected an int or None"):
+        greedy_decode(model, src, max_len=5, special=SpecialIds(SOS, "2"))
+    with pytest.raises(TypeError, match="special: expected a vocabulary.SpecialIds"):
+        greedy_decode(model, src, max_len=5, special=dict(sos=SOS, eos=EOS, pad=PAD))
     with pytest.raises(ValueError, match="beam_size"):
         beam_search(model, src, max_len=5, beam_size=0, **special)
     with pytest.raises(ValueError, match="alpha"):
@@ -313,7 +316,7 @@ def test_a_float64_model_is_decoded_in_float64():
     """One rule for greedy, beam and sampling: the next-token distribution is computed in float64."""
     model, src = _near_tie_model(), torch.tensor([[4, 5, 6]])
     assert torch.tensor([1.0, 1.0 + 1e-12]).float().unique().numel() == 1  # the tie float32 would see
-    ids = dict(sos_id=SOS, eos_id=EOS, max_len=3)
+    ids = dict(special=SpecialIds(SOS, EOS), max_len=3)
     assert greedy_decode(model, src, **ids) == [[4, 4, 4]]
     best = beam_search(model, src, beam_size=2, alpha=0.0, **ids)[0]
     assert best.tokens == [4, 4, 4]

@@ -34,6 +34,7 @@ from transformer_lib.figures.decoding_steps import (
     total_log_prob,
 )
 from transformer_lib.pretrained import book_corpus, book_model
+from transformer_lib.vocabulary import SpecialIds
 
 from .seq2seq_toys import EOS, SOS, VOCAB, tiny_model
 
@@ -50,7 +51,7 @@ def checkpoint():
 def test_the_trace_is_beam_searchs_own_record(seed: int, beam_size: int) -> None:
     model = tiny_model(seed)
     src = torch.tensor([[3, 4, 5, 6]])
-    special = dict(sos_id=SOS, eos_id=EOS, max_len=7)
+    special = dict(special=SpecialIds(SOS, EOS), max_len=7)
     trace = trace_decoding(model, src, ITOS, **special, beam_size=beam_size, top_k=4)
     (best,) = beam_search(model, src, **special, beam_size=beam_size)
     assert trace.tokens == [ITOS[i] for i in best.tokens]
@@ -84,12 +85,12 @@ def test_the_observer_sees_every_step_and_a_bad_one_is_refused() -> None:
     model = tiny_model(0)
     src = torch.tensor([[3, 4, 5], [6, 7, 8]])
     seen: list[BeamStep] = []
-    hyps = beam_search(model, src, sos_id=SOS, eos_id=None, max_len=5, beam_size=2, observe=seen.append)
+    hyps = beam_search(model, src, special=SpecialIds(SOS, None), max_len=5, beam_size=2, observe=seen.append)
     assert [s.step for s in seen] == [0, 1, 2, 3, 4] and len(hyps) == 2
     assert seen[0].prefixes.shape == (4, 1) and seen[-1].prefixes.shape == (4, 5)
     assert all(len(s.kept[b]) == 2 for s in seen for b in range(2))
     with pytest.raises(TypeError, match="observe"):
-        beam_search(model, src, sos_id=SOS, eos_id=EOS, max_len=5, observe="print")
+        beam_search(model, src, special=SpecialIds(SOS, EOS), max_len=5, observe="print")
 
 
 def test_the_figures_name_the_choice_in_words(checkpoint) -> None:
@@ -203,9 +204,8 @@ def test_the_stepper_shows_the_totals_and_scores_beam_search_ranks_by(checkpoint
             if kept_probs and dropped_probs and min(kept_probs) < max(dropped_probs):
                 lower_kept_over_higher = True
         with keep_attention_weights(model):  # the trace's attention path (weights kept), so its float32 sums
-            hypotheses = beam_search(model, torch.tensor([src_vocab.encode(sentence)]), sos_id=tgt_vocab.sos_id,
-                                     eos_id=tgt_vocab.eos_id, max_len=trace.max_len, beam_size=3, alpha=trace.alpha,
-                                     pad_id=tgt_vocab.pad_id)
+            hypotheses = beam_search(model, torch.tensor([src_vocab.encode(sentence)]), tgt_vocab.special_ids,
+                                     max_len=trace.max_len, beam_size=3, alpha=trace.alpha)
         ended = [f for record in trace.steps for f in record["finished"]]
         best = max(ended, key=lambda f: f["score"])
         assert best["score"] == pytest.approx(hypotheses[0].score, abs=1e-9)

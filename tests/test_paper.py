@@ -42,10 +42,10 @@ def test_keys_are_unique_and_rows_complete():
 @pytest.mark.parametrize(("key", "value"), [
     ("data", BOOK_RECIPE.n_pairs),
     ("batching", BOOK_RECIPE.batch_size),
-    ("steps", BOOK_RECIPE.steps),
-    ("warmup", BOOK_RECIPE.warmup),
-    ("learning_rate", BOOK_RECIPE.lr_scale),
-    ("label_smoothing", BOOK_RECIPE.label_smoothing),
+    ("steps", BOOK_RECIPE.training.steps),
+    ("warmup", BOOK_RECIPE.training.warmup),
+    ("learning_rate", BOOK_RECIPE.training.lr_scale),
+    ("label_smoothing", BOOK_RECIPE.training.label_smoothing),
     ("gradient_clipping", next(f.default for f in dataclasses.fields(training.TrainingOptions)
                                if f.name == "clip_norm")),
     ("optimizer", (*training.paper_adam([torch.zeros(1, requires_grad=True)]).defaults["betas"],
@@ -67,8 +67,11 @@ def test_row_values_equal_the_code(key, value):
 def test_a_row_reads_the_recipe_as_it_is_now(key, field, monkeypatch):
     """The ledger's values are read from the code at each call, not copied: change the recipe, and the
     row's value follows while the value its prose was written for stays (the first test then fails)."""
-    changed = getattr(BOOK_RECIPE, field) * 2
-    monkeypatch.setattr(recipe, "BOOK_RECIPE", dataclasses.replace(BOOK_RECIPE, **{field: changed}))
+    own = field in ("n_pairs", "batch_size")  # the recipe's own fields; the others are its TrainingOptions'
+    changed = getattr(BOOK_RECIPE if own else BOOK_RECIPE.training, field) * 2
+    switched = (dataclasses.replace(BOOK_RECIPE, **{field: changed}) if own
+                else BOOK_RECIPE.with_training(**{field: changed}))
+    monkeypatch.setattr(recipe, "BOOK_RECIPE", switched)
     assert paper.row(key).book_value() == changed != paper.row(key).written_for
 
 
@@ -124,7 +127,7 @@ def test_switches_restore_the_papers_values(monkeypatch):
     """Applying each row's switch to the recipe makes the row match the paper, and the ledger shows it."""
     p = paper.PAPER
     switched = dataclasses.replace(
-        BOOK_RECIPE, warmup=p["warmup"], lr_scale=p["lr_scale"],
+        BOOK_RECIPE.with_training(warmup=p["warmup"], lr_scale=p["lr_scale"]),
         model=BOOK_RECIPE.model.replace(tie_output_embedding=True, layer_norm_eps=p["layer_norm_eps"]))
     monkeypatch.setattr(recipe, "BOOK_RECIPE", switched)
     for key in ("warmup", "learning_rate", "layer_norm_eps"):

@@ -8,6 +8,7 @@ from transformer_lib.attention import AdditiveAttention
 from transformer_lib.decoding import beam_search, greedy_decode
 from transformer_lib.rnn import GRUDecoderState, Seq2SeqGRU, Seq2SeqGRUAttention, Seq2SeqGRUConfig
 from transformer_lib.training import train
+from transformer_lib.vocabulary import SpecialIds
 
 from .bad_input import raises
 from .seq2seq_toys import EOS, PAD, SOS, VOCAB, reverse_pairs, to_batches
@@ -53,11 +54,11 @@ def test_incremental_decoding_equals_the_full_pass(model_class):
 def test_decoding_functions_work_on_the_rnn(model_class):
     model = gru(2, model_class)
     src = torch.tensor([[3, 4, 5, 6], [7, 8, 0, 0]])
-    special = dict(sos_id=SOS, eos_id=EOS, max_len=12)
+    special = dict(special=SpecialIds(SOS, EOS), max_len=12)
     greedy = greedy_decode(model, src, **special)
     assert greedy == greedy_decode(model, src, use_cache=False, **special)
     assert [h.tokens for h in beam_search(model, src, beam_size=1, **special)] == greedy
-    assert [len(t) for t in greedy_decode(model, src, sos_id=SOS, eos_id=None, max_len=40)] == [40, 40]
+    assert [len(t) for t in greedy_decode(model, src, special=SpecialIds(SOS, None), max_len=40)] == [40, 40]
     assert len(beam_search(model, src, beam_size=3, **special)) == 2
 
 
@@ -71,7 +72,7 @@ def test_the_rnn_trains_with_the_same_loop(model_class, max_len):
     assert history.losses[0] > 2.0 and max(history.losses[-5:]) < 0.1
     predictions = []
     for batch in batches:
-        predictions += greedy_decode(model, batch.src, sos_id=SOS, eos_id=EOS, max_len=max_len + 3)
+        predictions += greedy_decode(model, batch.src, special=SpecialIds(SOS, EOS), max_len=max_len + 3)
     assert predictions == [target for _, target in pairs]
 
 

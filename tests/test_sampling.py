@@ -9,6 +9,7 @@ from transformer_lib.config import TransformerConfig
 from transformer_lib.decoding import greedy_decode, sample_decode
 from transformer_lib.models import DecoderOnlyTransformer
 from transformer_lib.sampling import draw_next, filter_logits, sample_continuation
+from transformer_lib.vocabulary import SpecialIds
 
 from .seq2seq_toys import tiny_model
 
@@ -111,7 +112,7 @@ def test_temperature_zero_is_the_argmax():
 def test_sample_decode_with_top_p():
     model = tiny_model().eval()
     src = torch.randint(3, 12, (3, 5), generator=torch.Generator().manual_seed(0))
-    special = dict(sos_id=1, eos_id=2, max_len=6)
+    special = dict(special=SpecialIds(1, 2), max_len=6)
     greedy = greedy_decode(model, src, **special)
     assert sample_decode(model, src, top_p=1e-9, generator=torch.Generator().manual_seed(0), **special) == greedy
     unfiltered = sample_decode(model, src, generator=torch.Generator().manual_seed(5), **special)

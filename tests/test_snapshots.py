@@ -33,18 +33,18 @@ STEPS = snapshot_steps()
 
 
 def test_the_steps_run_from_the_initial_weights_to_the_shipped_model():
-    assert STEPS == sorted(set(STEPS)) and STEPS[0] == 0 and STEPS[-1] == BOOK_RECIPE.steps
+    assert STEPS == sorted(set(STEPS)) and STEPS[0] == 0 and STEPS[-1] == BOOK_RECIPE.training.steps
     assert 6 <= len(STEPS) <= 10
     record = snapshot_record()
-    assert record["shipped_step"] == BOOK_RECIPE.steps
-    assert record["recipe"]["seed"] == BOOK_RECIPE.seed and record["recipe"]["steps"] == BOOK_RECIPE.steps
+    assert record["shipped_step"] == BOOK_RECIPE.training.steps
+    assert record["recipe"]["seed"] == BOOK_RECIPE.seed and record["recipe"]["steps"] == BOOK_RECIPE.training.steps
     # the steps are the ones the rule picks from the recorded change of the maps
     change = record["change"]
     excess, floor = excess_change([0, *change["steps"]], change["values"], change["settled_from"])
     assert floor > 0 and change["floor_per_step"] == pytest.approx(floor, abs=1e-8)
     assert choose_steps([0, *change["steps"]], excess, len(STEPS)) == STEPS
     curve = record["curve"]
-    assert len(curve["train_loss"]) == BOOK_RECIPE.steps
+    assert len(curve["train_loss"]) == BOOK_RECIPE.training.steps
     assert curve["train_loss"] == book_model().extra["losses"]  # the shipped model's own run
     assert len(curve["valid_steps"]) == len(curve["valid_loss"]) and set(STEPS) <= set(curve["valid_steps"])
 

@@ -17,6 +17,7 @@ from transformer_lib.training import (
     transformer_lr,
     warmup_scheduler,
 )
+from transformer_lib.vocabulary import SpecialIds
 
 from .seq2seq_toys import EOS, SOS, reverse_pairs, tiny_book_model, tiny_model, to_batches
 
@@ -146,7 +147,7 @@ def test_tiny_model_overfits_a_few_batches():
 
     def exact_match(trained: torch.nn.Module) -> dict[str, float]:
         predictions = [p for batch in batches
-                       for p in greedy_decode(trained, batch.src, sos_id=SOS, eos_id=EOS, max_len=10)]
+                       for p in greedy_decode(trained, batch.src, special=SpecialIds(SOS, EOS), max_len=10)]
         return {"exact": sum(p == t for p, (_, t) in zip(predictions, pairs, strict=True)) / len(pairs)}
 
     losses = []

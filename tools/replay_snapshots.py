@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -69,7 +68,7 @@ def train_and_keep(steps: list[int]) -> tuple[dict[int, dict[str, torch.Tensor]]
         return False
 
     started = time.perf_counter()
-    model, _, _, history = train_book_model(steps=BOOK_RECIPE.steps, adapt=keep_initial, callback=keep, progress=True)
+    model, _, _, history = train_book_model(adapt=keep_initial, callback=keep, progress=True)
     return kept, [round(loss, 4) for loss in history.losses], time.perf_counter() - started
 
 
@@ -83,7 +82,7 @@ def check_ends_on_shipped(final: dict[str, torch.Tensor]) -> None:
 
 
 def record_snapshots(states_path: str | None, trained_with: Callable[[float], dict]) -> None:
-    steps = recorded_steps(BOOK_RECIPE.steps)
+    steps = recorded_steps(BOOK_RECIPE.training.steps)
     path = Path(states_path) if states_path else None
     if path is not None and path.is_file():
         saved = torch.load(path, weights_only=True)
@@ -112,7 +111,7 @@ def record_snapshots(states_path: str | None, trained_with: Callable[[float], di
             total, tokens = 0.0, 0
             for batch in valid_batches:
                 logits = model(batch.src, batch.tgt_in)
-                total += float(label_smoothed_cross_entropy(logits, batch.tgt_out, BOOK_RECIPE.label_smoothing,
+                total += float(label_smoothed_cross_entropy(logits, batch.tgt_out, BOOK_RECIPE.training.label_smoothing,
                                                             tgt_vocab.pad_id, "sum"))
                 tokens += int((batch.tgt_out != tgt_vocab.pad_id).sum())
         valid_losses[step] = round(total / tokens, 4)
@@ -133,7 +132,7 @@ def record_snapshots(states_path: str | None, trained_with: Callable[[float], di
     record = {
         "steps": chosen,
         "shipped_step": steps[-1],
-        "recipe": dataclasses.asdict(BOOK_RECIPE),
+        "recipe": BOOK_RECIPE.record(),
         "curve": {"train_loss": losses, "valid_steps": steps, "valid_loss": [valid_losses[s] for s in steps]},
         "change": {
             "measure": f"mean total-variation distance between the attention rows of consecutive checkpoints, "

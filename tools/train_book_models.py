@@ -86,7 +86,7 @@ def train_and_write(kind: str) -> None:
     recipe = BOOK_RECIPE
     corpus = book_corpus()
     train, steps, name = {
-        "transformer": (train_book_model, recipe.steps, BOOK_TRANSFORMER),
+        "transformer": (train_book_model, recipe.training.steps, BOOK_TRANSFORMER),
         "rnn": (partial(train_book_model, architecture="gru"), recipe.rnn_steps, BOOK_RNN),
         # the GRU baseline's recipe, hidden size and steps, with attention added
         "rnn_attention": (partial(train_book_model, architecture="gru_attention"), recipe.rnn_steps,
@@ -101,7 +101,7 @@ def train_and_write(kind: str) -> None:
         scores[f"{split}_exact_match"] = result.exact_match
         scores[f"{split}_bleu"] = result.bleu
     extra = {
-        "recipe": dataclasses.asdict(recipe),
+        "recipe": recipe.record(),
         "steps": steps,
         "losses": [round(loss, 4) for loss in history.losses],
         **scores,

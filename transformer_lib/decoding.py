@@ -58,6 +58,7 @@ from .validation import (
     module_dtype,
 )
 from .vocabularies import vocabularies_for
+from .vocabulary import SpecialIds
 
 
 class DecodingCache(Protocol):
@@ -92,9 +93,7 @@ def max_decode_length(model: object) -> int | None:
     return None
 
 
-def check_decoding_args(
-    model: object, src_ids: Tensor, max_len: int, sos_id: int, eos_id: int | None, pad_id: int
-) -> None:
+def check_decoding_args(model: object, src_ids: Tensor, special: SpecialIds, max_len: int) -> None:
     for name in ("encode", "new_cache", "decode", "generator"):
         if not hasattr(model, name):
             raise TypeError(f"model: expected an encoder-decoder with .{name} (see decoding.Seq2SeqModel), "
@@ -102,12 +101,13 @@ def check_decoding_args(
     check_tensor("src_ids", src_ids)
     check_ndim("src_ids", src_ids, 2, "(batch, src_len)")
     check_positive_int("max_len", max_len)
+    check_instance("special", special, SpecialIds, "a vocabulary.SpecialIds (tgt_vocab.special_ids)")
     # Checked here, under their own names: as decoder input an out-of-range <sos> would be
-    # reported as tgt_ids, and a negative <pad> would silently ban the last real token.
+    # reported as tgt_ids. (SpecialIds itself refused negative ids, which would silently ban the last
+    # real token.)
     vocab_size = getattr(model.generator, "out_features", None)
-    check_special_id("sos_id", sos_id, vocab_size)
-    check_special_id("eos_id", eos_id, vocab_size, optional=True)  # None: never stop early
-    check_special_id("pad_id", pad_id, vocab_size)
+    for name in ("sos", "eos", "pad"):
+        check_special_id(f"special.{name}", getattr(special, name), vocab_size, optional=name == "eos")
     limit = max_decode_length(model)
     # The decoder reads <sos> plus all generated tokens but the last: max_len positions.
     if limit is not None and max_len > limit:
@@ -172,38 +172,34 @@ def _strip(row: Sequence[int], eos_id: int | None) -> list[int]:
 def greedy_decode(
     model: Seq2SeqModel,
     src_ids: Tensor,
+    special: SpecialIds,
     *,
-    sos_id: int,
-    eos_id: int | None,
     max_len: int,
-    pad_id: int = 0,
     use_cache: bool = True,
 ) -> list[list[int]]:
     """The most probable next token, step after step, for a batch of sources.
 
     Returns one list of generated ids per source row, without ``<sos>`` and without
-    ``<eos>``. A row stops at its first ``<eos>`` or after ``max_len`` tokens.
-    ``eos_id=None`` never stops early: every row gets exactly ``max_len`` tokens
+    ``<eos>`` (``special``: the target vocabulary's ``<sos>``, ``<eos>`` and ``<pad>``,
+    ``tgt_vocab.special_ids``). A row stops at its first ``<eos>`` or after ``max_len`` tokens.
+    ``special.eos=None`` never stops early: every row gets exactly ``max_len`` tokens
     (the decoding-speed benchmark uses it to time fixed-length outputs).
 
     ``use_cache=False`` re-runs the decoder over the whole prefix at every step (step
     t costs t positions instead of 1); the tokens are the same.
     """
-    check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
+    check_decoding_args(model, src_ids, special, max_len)
     check_bool("use_cache", use_cache)
-    return _decode_one_token_at_a_time(
-        model, src_ids, lambda logits: logits.argmax(dim=-1), sos_id, eos_id, max_len, pad_id, use_cache
-    )
+    return _decode_one_token_at_a_time(model, src_ids, lambda logits: logits.argmax(dim=-1), special, max_len,
+                                       use_cache)
 
 
 def _decode_one_token_at_a_time(
     model: Seq2SeqModel,
     src_ids: Tensor,
     choose: Callable[[Tensor], Tensor],
-    sos_id: int,
-    eos_id: int | None,
+    special: SpecialIds,
     max_len: int,
-    pad_id: int,
     use_cache: bool = True,
 ) -> list[list[int]]:
     """The loop shared by greedy decoding and sampling: ``choose`` turns (B, V) logits into the
@@ -212,18 +208,19 @@ def _decode_one_token_at_a_time(
     batch = src_ids.shape[0]
     memory = model.encode(src_ids)  # (B, S, d)
     cache = model.new_cache() if use_cache else None
-    tokens = torch.full((batch, 1), sos_id, dtype=torch.long, device=src_ids.device)  # (B, 1)
+    tokens = torch.full((batch, 1), special.sos, dtype=torch.long, device=src_ids.device)  # (B, 1)
     finished = torch.zeros(batch, dtype=torch.bool, device=src_ids.device)
     for _ in range(max_len):
         fed = tokens[:, -1:] if use_cache else tokens  # only the new token, or the whole prefix
-        next_token = choose(next_token_logits(model, model.decode(fed, memory, src_ids, cache), (pad_id, sos_id)))
-        next_token = next_token.masked_fill(finished, pad_id)  # (B,); finished rows only mark time
+        hidden = model.decode(fed, memory, src_ids, cache)
+        next_token = choose(next_token_logits(model, hidden, (special.pad, special.sos)))
+        next_token = next_token.masked_fill(finished, special.pad)  # (B,); finished rows only mark time
         tokens = torch.cat([tokens, next_token[:, None]], dim=1)
-        if eos_id is not None:
-            finished |= next_token == eos_id
+        if special.eos is not None:
+            finished |= next_token == special.eos
             if bool(finished.all()):
                 break
-    return [_strip(row[1:], eos_id) for row in tokens.tolist()]
+    return [_strip(row[1:], special.eos) for row in tokens.tolist()]
 
 
 # --------------------------------------------------------------------------- beam search
@@ -265,13 +262,11 @@ class BeamStep:
 def beam_search(
     model: Seq2SeqModel,
     src_ids: Tensor,
+    special: SpecialIds,
     *,
-    sos_id: int,
-    eos_id: int | None,
     max_len: int,
     beam_size: int = 4,
     alpha: float = 0.6,
-    pad_id: int = 0,
     observe: Callable[[BeamStep], None] | None = None,
 ) -> list[Hypothesis]:
     """Beam search for a batch of sources; returns the best hypothesis of each.
@@ -292,7 +287,7 @@ def beam_search(
     ``observe``, if given, is called once per step with a ``BeamStep`` (after the step's choice, while
     the model's attention modules still hold that step's weights).
     """
-    check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
+    check_decoding_args(model, src_ids, special, max_len)
     if observe is not None and not callable(observe):
         raise TypeError(f"observe: expected a callable taking a BeamStep, or None, got {type(observe).__name__}")
     check_positive_int("beam_size", beam_size)
@@ -306,7 +301,7 @@ def beam_search(
     if not callable(getattr(cache, "index_select", None)):
         raise TypeError(f"model: expected new_cache() to give a cache with an index_select(index) method "
                         f"(beam search reorders it), got a {type(cache).__name__}")
-    tokens = torch.full((batch * k, 1), sos_id, dtype=torch.long, device=device)
+    tokens = torch.full((batch * k, 1), special.sos, dtype=torch.long, device=device)
     # Only the first beam of each sentence is live at the start: the others would be copies.
     beam_scores = torch.full((batch, k), float("-inf"), dtype=torch.float64, device=device)
     beam_scores[:, 0] = 0.0
@@ -315,10 +310,10 @@ def beam_search(
 
     def finish(b: int, row: Tensor, log_prob: float) -> None:
         ids = row[1:].tolist()  # generated tokens, <eos> included if the hypothesis ended with it
-        finished[b].append(Hypothesis(_strip(ids, eos_id), log_prob, log_prob / length_penalty(len(ids), alpha)))
+        finished[b].append(Hypothesis(_strip(ids, special.eos), log_prob, log_prob / length_penalty(len(ids), alpha)))
 
     for step in range(max_len):
-        logits = next_token_logits(model, model.decode(tokens[:, -1:], memory, src, cache), (pad_id, sos_id))
+        logits = next_token_logits(model, model.decode(tokens[:, -1:], memory, src, cache), (special.pad, special.sos))
         vocab = logits.shape[-1]
         log_probs = logits.log_softmax(dim=-1).view(batch, k, vocab)  # (B, k, V)
         candidates = (beam_scores[:, :, None] + log_probs).view(batch, k * vocab)  # (B, k*V)
@@ -334,7 +329,7 @@ def beam_search(
                         break
                     beam, token = divmod(flat, vocab)
                     row = b * k + beam
-                    if eos_id is not None and token == eos_id:
+                    if token == special.eos:
                         if rank < k:  # an <eos> ranked below the live beams would never have been kept
                             finish(b, torch.cat([tokens[row], tokens.new_tensor([token])]), score)
                         continue
@@ -348,7 +343,7 @@ def beam_search(
                     done[b] = True
             while chosen < k:  # a done sentence (or one short of candidates) keeps dead placeholder beams
                 next_rows.append(b * k)
-                next_tokens.append(pad_id)
+                next_tokens.append(special.pad)
                 next_scores.append(float("-inf"))
                 chosen += 1
         if observe is not None:  # a sentence done at this step keeps no beam
@@ -380,15 +375,13 @@ def beam_search(
 def sample_decode(
     model: Seq2SeqModel,
     src_ids: Tensor,
+    special: SpecialIds,
     *,
-    sos_id: int,
-    eos_id: int | None,
     max_len: int,
     temperature: float = 1.0,
     top_k: int | None = None,
     top_p: float | None = None,
     generator: torch.Generator | None = None,
-    pad_id: int = 0,
 ) -> list[list[int]]:
     """Draw each next token from softmax(logits / temperature), restricted to the ``top_k``
     most probable tokens if ``top_k`` is given, and to the nucleus of ``top_p`` (the smallest
@@ -399,13 +392,13 @@ def sample_decode(
     it. Pass a seeded ``torch.Generator`` (on the model's device) for repeatable draws.
     Returns ids like ``greedy_decode``.
     """
-    check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
+    check_decoding_args(model, src_ids, special, max_len)
     temperature = check_sampling_args(temperature, top_k, top_p, generator)
 
     def draw(logits: Tensor) -> Tensor:  # (B, V) -> (B,)
         return draw_next(logits, temperature=temperature, top_k=top_k, top_p=top_p, generator=generator)
 
-    return _decode_one_token_at_a_time(model, src_ids, draw, sos_id, eos_id, max_len, pad_id)
+    return _decode_one_token_at_a_time(model, src_ids, draw, special, max_len)
 
 
 # --------------------------------------------------------------------------- sentences
@@ -435,10 +428,10 @@ def generate(model: Seq2SeqModel, src_ids: Tensor, tgt_vocab: Vocab, *, beam_siz
     check_positive_int("beam_size", beam_size)
     if max_len is None:
         max_len = default_max_len(model, src_ids.shape[-1])
-    special = dict(sos_id=tgt_vocab.sos_id, eos_id=tgt_vocab.eos_id, max_len=max_len, pad_id=tgt_vocab.pad_id)
     if beam_size == 1:
-        return greedy_decode(model, src_ids, **special)
-    return [h.tokens for h in beam_search(model, src_ids, beam_size=beam_size, alpha=alpha, **special)]
+        return greedy_decode(model, src_ids, tgt_vocab.special_ids, max_len=max_len)
+    return [h.tokens for h in beam_search(model, src_ids, tgt_vocab.special_ids, max_len=max_len, beam_size=beam_size,
+                                          alpha=alpha)]
 
 
 @dataclass

@@ -31,6 +31,7 @@ from .decoding import (
 )
 from .tokenization import Vocab
 from .validation import check_number, check_positive_int, check_sentence, check_token_list, check_vocab_size
+from .vocabulary import SpecialIds
 
 
 @dataclass
@@ -75,14 +76,12 @@ def trace_decoding(
     model: Seq2SeqModel,
     src_ids: Tensor,
     itos: Sequence[str],
+    special: SpecialIds,
     *,
-    sos_id: int,
-    eos_id: int | None,
     max_len: int,
     beam_size: int = 1,
     alpha: float = 0.6,
     top_k: int = 5,
-    pad_id: int = 0,
     src_itos: Sequence[str] | None = None,
 ) -> SearchTrace:
     """``beam_search`` of one source (``src_ids`` of shape (1, S)), recorded step by step.
@@ -90,7 +89,7 @@ def trace_decoding(
     ``itos`` maps target ids to tokens (``src_itos`` source ids, for ``src_tokens``). The model
     needs decoder layers with a ``cross_attn`` (a ``models.Transformer``) for the attention rows.
     """
-    check_decoding_args(model, src_ids, max_len, sos_id, eos_id, pad_id)
+    check_decoding_args(model, src_ids, special, max_len)
     if src_ids.shape[0] != 1:
         raise ValueError(f"src_ids: expected one sentence, shape (1, src_len), got shape {tuple(src_ids.shape)}")
     beam_size = check_positive_int("beam_size", beam_size)
@@ -125,8 +124,8 @@ def trace_decoding(
                                        "probability": float(seen.log_probs[0, row, token].exp())}})
 
     with keep_attention_weights(model):
-        (best,) = beam_search(model, src_ids, sos_id=sos_id, eos_id=eos_id, max_len=max_len, beam_size=beam_size,
-                              alpha=alpha, pad_id=pad_id, observe=record)
+        (best,) = beam_search(model, src_ids, special, max_len=max_len, beam_size=beam_size, alpha=alpha,
+                              observe=record)
     last = trace.steps[-1]
     if last["kept"] and last["step"] == max_len:  # cut at max_len: its live beams finish as they stand
         last["finished"] += [{"tokens": beam["tokens"], "log_prob": beam["log_prob"],
@@ -155,6 +154,6 @@ def trace_translation(model: Seq2SeqModel, sentence: str, src_vocab: Vocab, tgt_
     if limit is not None and len(ids) > limit:
         raise ValueError(f"sentence: {len(ids)} tokens, but the model reads at most config.max_len={limit}")
     device = next(model.parameters()).device
-    return trace_decoding(model, torch.tensor([ids], device=device), tgt_vocab.itos, sos_id=tgt_vocab.sos_id,
-                          eos_id=tgt_vocab.eos_id, max_len=default_max_len(model, len(ids)), beam_size=beam_size,
-                          alpha=alpha, top_k=top_k, pad_id=tgt_vocab.pad_id, src_itos=src_vocab.itos)
+    return trace_decoding(model, torch.tensor([ids], device=device), tgt_vocab.itos, tgt_vocab.special_ids,
+                          max_len=default_max_len(model, len(ids)), beam_size=beam_size, alpha=alpha, top_k=top_k,
+                          src_itos=src_vocab.itos)

@@ -16,6 +16,7 @@ from torch import Tensor
 
 from .decoding import Seq2SeqModel
 from .decoding_steps import trace_decoding
+from .vocabulary import SpecialIds
 
 
 @dataclass
@@ -63,12 +64,10 @@ def trace_greedy(
     model: Seq2SeqModel,
     src_ids: Tensor,
     itos: Sequence[str],
+    special: SpecialIds,
     *,
-    sos_id: int,
-    eos_id: int | None,
     max_len: int,
     top_k: int = 5,
-    pad_id: int = 0,
 ) -> DecodingTrace:
     """Greedy decoding of one source (``src_ids`` of shape (1, S)), recording every step.
 
@@ -76,8 +75,7 @@ def trace_greedy(
     ``<pad>`` and ``<sos>`` excluded, as in ``greedy_decode``; the chosen tokens are
     the ones ``greedy_decode`` returns (tests/test_decoding.py compares them).
     """
-    search = trace_decoding(model, src_ids, itos, sos_id=sos_id, eos_id=eos_id, max_len=max_len, beam_size=1,
-                            top_k=top_k, pad_id=pad_id)
+    search = trace_decoding(model, src_ids, itos, special, max_len=max_len, beam_size=1, top_k=top_k)
     trace = DecodingTrace()
     for step in search.steps:
         (beam,) = step["beams"]

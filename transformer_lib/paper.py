@@ -197,32 +197,33 @@ LEDGER: tuple[Departure, ...] = (
         '"We trained the base models for a total of 100,000 steps or 12 hours" on "one machine with '
         '8 NVIDIA P100 GPUs"; big: "300,000 steps (3.5 days)"', "5.2",
         "{value} steps on one CPU (chapter 7 stops earlier, at 95% exact match on the validation split)",
-        "BookRecipe.steps; BookRecipe.target_exact_match",
+        "BookRecipe.training.steps; BookRecipe.target_exact_match",
         "A few minutes on a laptop; the small task is learnt by then",
-        None, lambda: _r().steps, 1500, paper_value=100_000, chapter="07_training_inference",
+        None, lambda: _r().training.steps, 1500, paper_value=100_000, chapter="07_training_inference",
         scale_note=f"the paper: {PAPER_RESULTS['training_time']['base']} for base, "
                    f"{PAPER_RESULTS['training_time']['big']} for big, on {PAPER_RESULTS['hardware']}"),
     Departure(
         "warmup", "learning-rate warm-up",
         '"We used warmup_steps = 4000"', "5.3",
-        "warmup_steps = {value}", "BookRecipe.warmup",
+        "warmup_steps = {value}", "BookRecipe.training.warmup",
         "4000 steps of warm-up would be more than the book's whole training: the learning rate would "
         "still be rising when training ends",
-        "dataclasses.replace(BOOK_RECIPE, warmup=4000)",
-        lambda: _r().warmup, 300, paper_value=PAPER["warmup"], measured=True, chapter="07_training_inference"),
+        "BOOK_RECIPE.with_training(warmup=4000)",
+        lambda: _r().training.warmup, 300, paper_value=PAPER["warmup"], measured=True, chapter="07_training_inference"),
     Departure(
         "learning_rate", "learning-rate scale",
         "lrate = d_model^-0.5 * min(step_num^-0.5, step_num * warmup_steps^-1.5) (equation 3, no factor)",
-        "5.3", "equation 3 times {value}", "BookRecipe.lr_scale",
+        "5.3", "equation 3 times {value}", "BookRecipe.training.lr_scale",
         "d_model^-0.5 is large for d_model = 64; half the rate is steadier over the book's few steps",
-        "dataclasses.replace(BOOK_RECIPE, lr_scale=1.0)",
-        lambda: _r().lr_scale, 0.5, paper_value=PAPER["lr_scale"], measured=True, chapter="07_training_inference"),
+        "BOOK_RECIPE.with_training(lr_scale=1.0)",
+        lambda: _r().training.lr_scale, 0.5, paper_value=PAPER["lr_scale"], measured=True,
+        chapter="07_training_inference"),
     Departure(
         "gradient_clipping", "gradient clipping",
         "no clipping: the optimiser section names Adam and the schedule only", "5.3",
         "gradients clipped to norm {value}", "training.TrainingOptions.clip_norm",
         "A guard against one huge gradient in the first steps of a small model",
-        "train(..., clip_norm=None)",
+        "BOOK_RECIPE.with_training(clip_norm=None)",
         lambda: _field_default(training.TrainingOptions, "clip_norm"), 1.0, paper_value=PAPER["clip_norm"],
         measured=True, chapter="07_training_inference"),
     Departure(
@@ -236,9 +237,9 @@ LEDGER: tuple[Departure, ...] = (
         "label_smoothing", "label smoothing",
         '"we employed label smoothing of value epsilon_ls = 0.1"', "5.4",
         "{value}, spread over all V classes as torch's cross_entropy does (the paper does not say how)",
-        "BookRecipe.label_smoothing; training.label_smoothed_cross_entropy",
+        "BookRecipe.training.label_smoothing; training.label_smoothed_cross_entropy",
         "The same value as the paper", None,
-        lambda: _r().label_smoothing, 0.1, paper_value=0.1, chapter="07_training_inference"),
+        lambda: _r().training.label_smoothing, 0.1, paper_value=0.1, chapter="07_training_inference"),
     Departure(
         "dropout", "dropout",
         '"We apply dropout to the output of each sub-layer ... and to the sums of the embeddings and the '

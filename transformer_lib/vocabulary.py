@@ -7,8 +7,10 @@ Ids 0-3 are the specials ``<pad>`` (0, the model's ``pad_id``), ``<sos>``, ``<eo
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -19,12 +21,35 @@ from .validation import (
     check_iterable,
     check_positive_int,
     check_sentence,
+    check_special_id,
     check_token_list,
     check_word,
 )
 
 PAD, SOS, EOS, UNK = "<pad>", "<sos>", "<eos>", "<unk>"
 SPECIALS = (PAD, SOS, EOS, UNK)
+
+
+@dataclass(frozen=True)
+class SpecialIds:
+    """The target side's special ids that decoding needs: it starts from ``sos``, stops at ``eos``
+    (None: never early, every row gets ``max_len`` tokens) and fills finished rows with ``pad``.
+
+    They are the target vocabulary's (``tgt_vocab.special_ids``), the same for every call; how many
+    tokens to generate (``max_len``) is not: it is an argument of each decoding call, since it follows
+    the source's length (``decoding.default_max_len``)."""
+
+    sos: int
+    eos: int | None
+    pad: int = 0
+
+    def __post_init__(self) -> None:
+        check_special_id("sos", self.sos)
+        check_special_id("eos", self.eos, optional=True)
+        check_special_id("pad", self.pad)
+
+    def replace(self, **changes: object) -> SpecialIds:
+        return dataclasses.replace(self, **changes)
 
 
 class Vocab:
@@ -42,6 +67,11 @@ class Vocab:
     """
 
     pad_id, sos_id, eos_id, unk_id = 0, 1, 2, 3
+
+    @property
+    def special_ids(self) -> SpecialIds:
+        """``<sos>``, ``<eos>`` and ``<pad>``: what decoding into this vocabulary needs."""
+        return SpecialIds(self.sos_id, self.eos_id, self.pad_id)
 
     def __init__(self, tokens: Iterable[str]) -> None:
         """``tokens``: the ordinary tokens, in id order (a list, not a str); the specials are put first."""

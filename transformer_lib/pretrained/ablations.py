@@ -147,7 +147,7 @@ class Table3Variant:
 
     row: str  # the paper's row: "base", "A" to "E", or "-" (not in the paper)
     label: str  # what differs, as the table prints it
-    recipe: dict = field(default_factory=dict)  # BookRecipe fields
+    recipe: dict = field(default_factory=dict)  # BookRecipe.with_training's: batch_size, TrainingOptions fields
     model: dict = field(default_factory=dict)  # TransformerConfig fields
     narrow_d_k: int | None = None  # row B: queries and keys of this size per head
     residuals: bool = True  # False: every sub-layer without its skip connection (without_residuals)
@@ -155,7 +155,8 @@ class Table3Variant:
 
     def book_recipe(self, seed: int) -> BookRecipe:
         """``BOOK_RECIPE`` with this row's changes and ``seed`` (initial weights, dropout, batch order)."""
-        return dataclasses.replace(BOOK_RECIPE, seed=seed, model=BOOK_RECIPE.model.replace(**self.model), **self.recipe)
+        return dataclasses.replace(BOOK_RECIPE.with_training(**self.recipe), seed=seed,
+                                   model=BOOK_RECIPE.model.replace(**self.model))
 
     def adapt(self) -> Callable[[Transformer], Transformer] | None:
         """The change made to the freshly built model, or None (a config or recipe change only)."""

@@ -24,7 +24,17 @@ from ..models import Transformer
 from ..rnn import Seq2SeqGRU, Seq2SeqGRUAttention, Seq2SeqGRUConfig
 from ..tokenization import Vocab, make_batches
 from ..training import PAPER_LABEL_SMOOTHING, StepReport, TrainingHistory, TrainingOptions, train
-from ..validation import check_bool, check_choice
+from ..validation import check_bool, check_choice, check_instance, check_positive_int
+
+
+def _book_training() -> TrainingOptions:
+    """The book's optimisation settings: the paper's Adam, schedule and label smoothing, shrunk."""
+    return TrainingOptions(
+        steps=1500,  # the shipped Transformer: well past the target (benchmarks/train_book_model.py)
+        warmup=300,  # the paper's 4000 is for 100000 steps; we take a couple of thousand
+        lr_scale=0.5,  # half the paper's rate: steadier over our few steps
+        label_smoothing=PAPER_LABEL_SMOOTHING,
+    )
 
 
 @dataclass(frozen=True)
@@ -33,23 +43,55 @@ class BookRecipe:
 
     The Transformer's shape is the config preset ``"book"`` (d_model 64, 4 heads, 2 layers each
     side, d_ff 256, dropout 0.1); the paper's base model is d_model 512, six layers each side,
-    d_ff 2048, trained on 4.5 million sentence pairs for 100000 steps."""
+    d_ff 2048, trained on 4.5 million sentence pairs for 100000 steps.
+
+    ``training`` holds the optimisation settings ``train`` takes (``TrainingOptions``: the steps, the
+    warm-up, the scale of the rate, label smoothing, clipping); ``batch_size`` is the recipe's own,
+    since the batches are made before training. Its ``seed`` and ``pad_id`` are not the recipe's to
+    set: ``train_book_model`` gives ``train`` the recipe's ``seed`` and the target vocabulary's
+    ``<pad>``. ``with_training`` changes any of them in one call::
+
+        fast = BOOK_RECIPE.with_training(batch_size=64, warmup=100, lr_scale=1.0)
+        model, src_vocab, tgt_vocab, history = train_book_model(fast)
+
+    (the same as ``dataclasses.replace(BOOK_RECIPE, batch_size=64,
+    training=BOOK_RECIPE.training.replace(warmup=100, lr_scale=1.0))``).
+    """
 
     model: TransformerConfig = field(default_factory=lambda: TransformerConfig.preset("book"))
     seed: int = 0  # the corpus, the initial weights, dropout and the batch order
     n_pairs: int = 15_000  # generated sentence pairs, split 80/10/10 (plus the novel test pairs)
     batch_size: int = 128  # sentence pairs (the paper: about 25000 source and 25000 target tokens)
-    warmup: int = 300  # the paper's 4000 is for 100000 steps; we take a couple of thousand
-    lr_scale: float = 0.5  # half the paper's rate: steadier over our few steps
-    label_smoothing: float = PAPER_LABEL_SMOOTHING
-    steps: int = 1500  # the shipped Transformer: well past the target (benchmarks/train_book_model.py)
+    training: TrainingOptions = field(default_factory=_book_training)
     rnn_steps: int = 1500  # the shipped GRU baseline: the same number of steps
     rnn_hidden_size: int = 256  # its embeddings have the Transformer's d_model
     target_exact_match: float = 0.95  # what "trained" means in chapter 7: on the held-out split
 
+    def __post_init__(self) -> None:
+        check_instance("training", self.training, TrainingOptions, "a training.TrainingOptions")
+        check_positive_int("batch_size", self.batch_size)
+        for name in ("seed", "pad_id"):
+            if getattr(self.training, name) != 0:
+                raise ValueError(f"training: its {name} is set by train_book_model (the recipe's seed, the "
+                                 f"target vocabulary's <pad>); expected 0, got {getattr(self.training, name)}")
+
     def config(self, src_vocab_size: int, tgt_vocab_size: int) -> TransformerConfig:
         """The Transformer's config: the preset's shape with the vocabularies' sizes."""
         return self.model.replace(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
+
+    def with_training(self, *, batch_size: int | None = None, **options: object) -> BookRecipe:
+        """This recipe with another ``batch_size`` and/or other ``TrainingOptions`` fields (``warmup``,
+        ``lr_scale``, ``steps``, ``label_smoothing``, ``clip_norm``...); the model and the data stay."""
+        return dataclasses.replace(self, batch_size=self.batch_size if batch_size is None else batch_size,
+                                   training=self.training.replace(**options))
+
+    def record(self) -> dict[str, Any]:
+        """The recipe as the shipped files record it (``tools/train_book_models.py``): its own fields and
+        the training settings it was tuned on, side by side, in the format the files were made with."""
+        own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "training"}
+        own["model"] = dataclasses.asdict(self.model)
+        tuned = ("warmup", "lr_scale", "label_smoothing", "steps")
+        return {**own, **{name: getattr(self.training, name) for name in tuned}}
 
 
 BOOK_RECIPE = BookRecipe()
@@ -58,7 +100,7 @@ BOOK_RECIPE = BookRecipe()
 # step, whatever the batch), and the target comes after about half as many pairs seen, so it comes in
 # fewer seconds (``benchmarks/time_to_target.py``, the performance appendix: three seeds of each).
 # The step limit leaves room: the smaller batches take more steps.
-LIVE_RECIPE = dataclasses.replace(BOOK_RECIPE, batch_size=32, steps=2000)
+LIVE_RECIPE = BOOK_RECIPE.with_training(batch_size=32, steps=2000)
 
 
 @lru_cache(maxsize=4)
@@ -144,26 +186,27 @@ def _build(architecture: str, recipe: BookRecipe, adapt: Callable[[Transformer],
 
 
 def train_book_model(
-    time_budget_s: float | None = None,
-    *,
-    steps: int | None = None,
-    stop_at_target: bool = False,
     recipe: BookRecipe = BOOK_RECIPE,
+    *,
     corpus: Corpus | None = None,
     architecture: str = "transformer",
     adapt: Callable[[Transformer], Transformer] | None = None,
-    device: torch.device | str | None = None,
-    progress: bool = True,
-    callback: Callable[[StepReport], bool | str | None] | None = None,
+    stop_at_target: bool = False,
     evaluate: Callable[[nn.Module], dict[str, float]] | None = None,
-    eval_every: int | None = None,
+    callback: Callable[[StepReport], bool | str | None] | None = None,
+    **options: object,
 ) -> tuple[nn.Module, Vocab, Vocab, TrainingHistory]:
     """Build the corpus (``book_corpus()`` unless given), the vocabularies and the book's model, and
-    train it for ``time_budget_s`` seconds and/or ``steps``, or (``stop_at_target=True``) until
-    greedy translation of the validation split reaches ``recipe.target_exact_match``, checked every
-    ``eval_every`` steps (50 unless given; ``history.evaluations`` keeps the scores). The check is
+    train it with ``recipe.training``, or (``stop_at_target=True``) until greedy translation of the
+    validation split reaches ``recipe.target_exact_match``, checked every ``eval_every`` steps (50
+    unless given; ``history.evaluations`` keeps the scores), whichever comes first. The check is
     ``exact_match_reaching``: the split is decoded only once a teacher-forced pass shows the target
     within reach, so checking often costs little, and training stops at the first check that meets it.
+
+    ``options`` are ``TrainingOptions`` fields for this run, as ``train`` takes them: they change
+    those of ``recipe.training`` (``steps=40``; ``time_budget_s=60, steps=None`` for a time budget
+    alone; ``device``, ``progress``, ``eval_every``). ``train`` gets the recipe's ``seed`` and the
+    target vocabulary's ``<pad>``.
 
     ``architecture``: ``"transformer"`` (the book's Transformer), ``"gru"`` (the RNN baseline: a
     ``Seq2SeqGRU`` with embeddings of ``recipe.model.d_model`` and a GRU state of
@@ -175,13 +218,16 @@ def train_book_model(
     Returns (model in eval mode, source vocabulary, target vocabulary, history).
     The same recipe gives the same corpus, the same initial weights and the same batches.
     """
+    check_instance("recipe", recipe, BookRecipe, "a pretrained.BookRecipe")
     check_choice("architecture", architecture, ARCHITECTURES)
+    check_bool("stop_at_target", stop_at_target)
     if adapt is not None and not callable(adapt):
         raise TypeError(f"adapt: expected a function of the model, or None, got {type(adapt).__name__}")
     if corpus is None:
         corpus = book_corpus(recipe.seed, recipe.n_pairs)
     if not isinstance(corpus, Corpus):
         raise TypeError(f"corpus: expected a corpus.Corpus or None, got {type(corpus).__name__}")
+    run = recipe.training.replace(**options)
     src_vocab, tgt_vocab = book_vocabularies(corpus)
     torch.manual_seed(recipe.seed)
     model = _build(architecture, recipe, adapt)(len(src_vocab), len(tgt_vocab))
@@ -192,20 +238,18 @@ def train_book_model(
             raise ValueError("evaluate: stop_at_target=True evaluates on the validation split; give one or the other")
         # Judged on the validation split, so that the test split stays unseen by every decision.
         evaluate = _exact_match_reaching(recipe.target_exact_match, "valid", corpus, src_vocab, tgt_vocab)
-        eval_every = eval_every or 50
+        run = run.replace(eval_every=run.eval_every or 50)
         callback = _stop_at(recipe.target_exact_match, callback)
-    options = TrainingOptions(
-        steps=steps, time_budget_s=time_budget_s, warmup=recipe.warmup, lr_scale=recipe.lr_scale,
-        label_smoothing=recipe.label_smoothing, pad_id=tgt_vocab.pad_id, seed=recipe.seed, device=device,
-        eval_every=eval_every, progress=progress,
-    )
-    history = train(model, batches, options, evaluate=evaluate, callback=callback)
+    history = train(model, batches, run.replace(seed=recipe.seed, pad_id=tgt_vocab.pad_id),
+                    evaluate=evaluate, callback=callback)
     return model, src_vocab, tgt_vocab, history
 
 
-def train_book_rnn(time_budget_s: float | None = None, *, attention: bool = False, **run: Any
+def train_book_rnn(recipe: BookRecipe = BOOK_RECIPE, *, attention: bool = False, **run: Any
                    ) -> tuple[Seq2SeqGRU, Vocab, Vocab, TrainingHistory]:
     """``train_book_model`` with ``architecture="gru"``, or ``"gru_attention"`` if ``attention``: the RNN
-    baseline under the book model's conditions. Other keywords go to ``train_book_model``."""
+    baseline under the book model's conditions, for ``recipe.rnn_steps`` unless ``steps`` is given. Other
+    keywords go to ``train_book_model``."""
     architecture = "gru_attention" if check_bool("attention", attention) else "gru"
-    return train_book_model(time_budget_s, architecture=architecture, **run)
+    run.setdefault("steps", recipe.rnn_steps)
+    return train_book_model(recipe, architecture=architecture, **run)

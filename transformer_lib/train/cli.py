@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..config import PRESETS
 from ..grammar import MAX_PAIRS
+from ..pretrained.recipe import BOOK_RECIPE
 from ..validation import check_device
 from .data import DataError
 from .distributed import STRATEGIES
@@ -94,7 +95,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=positive(int), default=200, help="optimiser steps in all (default 200)")
     p.add_argument("--batch-size", type=positive(int), default=64,
                    help="sentence pairs per step, all processes together (default 64)")
-    p.add_argument("--seed", type=int, default=0, help="initial weights, batch order, dropout (default 0)")
+    p.add_argument("--seed", type=int, default=BOOK_RECIPE.seed,
+                   help="initial weights, batch order, dropout (default %(default)s)")
     p.add_argument("--out", metavar="DIR",
                    help="folder for checkpoint.pt and vocab.json (default: the --resume folder)")
     p.add_argument("--resume", metavar="DIR", help="go on from DIR/checkpoint.pt, to --steps in all")
@@ -108,11 +110,17 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--vocab", metavar="FILE", help="the tokenizer of an earlier run (DIR/vocab.json) instead "
                                                    "of BPE learned on --data-src and --data-tgt")
     p.add_argument("--bpe-merges", type=positive(int), default=4000, help="BPE merges to learn (default 4000)")
-    p.add_argument("--pairs", type=positive(int), default=15_000,
-                   help="generated corpus: sentence pairs, 80%% used for training (default 15000)")
-    p.add_argument("--warmup", type=positive(int), default=300, help="warm-up steps of the schedule (default 300)")
-    p.add_argument("--lr-scale", type=positive(float), default=0.5, help="factor on the paper's rate (default 0.5)")
-    p.add_argument("--label-smoothing", type=_fraction, default=0.1, help="(default 0.1, the paper's)")
+    p.add_argument("--pairs", type=positive(int), default=BOOK_RECIPE.n_pairs,
+                   help="generated corpus: sentence pairs, 80%% used for training (default %(default)s, the book's)")
+    # The schedule and the loss: the book's recipe unless given (its batch size and steps are the shipped
+    # model's; the command's smaller defaults above make a first run short).
+    book = BOOK_RECIPE.training
+    p.add_argument("--warmup", type=positive(int), default=book.warmup,
+                   help="warm-up steps of the schedule (default %(default)s, the book's)")
+    p.add_argument("--lr-scale", type=positive(float), default=book.lr_scale,
+                   help="factor on the paper's rate (default %(default)s, the book's)")
+    p.add_argument("--label-smoothing", type=_fraction, default=book.label_smoothing,
+                   help="(default %(default)s, the book's and the paper's)")
     p.add_argument("--log-every", type=positive(int), default=10, help="steps between progress lines (default 10)")
     p.add_argument("--save-every", type=positive(int), default=100, help="steps between checkpoints (default 100)")
     p.add_argument("--timeout", type=positive(float), default=300.0,
