@@ -434,8 +434,9 @@
 
   // ============================================================== start
 
-  // The explorer that makes each kind of div.tc-live live: the attention explorer here, the others
-  // registered by their own scripts, loaded after this one (positional-explorer.js).
+  // The explorer that makes each kind of div.tc-live live: the attention explorer here, every other
+  // kind registered by its own script, loaded after this one (positional-explorer.js, stepper.js,
+  // model-explorer.js, lm-explorer.js): the one place a page's explorers start.
   const makers = { attention: attentionExplorer };
   let started = false;
 

@@ -257,23 +257,6 @@
       bars, maps, output, messages, result: () => result };
   }
 
-  function start(root) {
-    if (root.tcExplorer) return;
-    let state;
-    try {
-      state = JSON.parse(root.querySelector("script.tc-live-state").textContent);
-    } catch (err) {
-      root.textContent = "This explorer's settings could not be read.";
-      return;
-    }
-    const fallback = root.querySelector(".tc-live-fallback");
-    if (fallback) fallback.remove();
-    lmExplorer(root, state);
-  }
-
   window.tcLMExplorer = { readSettings, nextWordFigure, attentionFigure };
-  if (typeof document === "undefined") return; // Node, in the tests: the functions above only
-  const startAll = () => document.querySelectorAll('div.tc-live[data-explorer="lm"]').forEach(start);
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
-  else startAll();
+  explorers.register("lm", lmExplorer); // explorers.js starts it, as every explorer
 })();

@@ -291,24 +291,6 @@
       get step() { return step; }, get trace() { return trace; } };
   }
 
-  function start(root) {
-    if (root.tcStepper) return;
-    root.tcStepper = true;
-    let state;
-    try {
-      state = JSON.parse(root.querySelector("script.tc-live-state").textContent);
-    } catch (err) {
-      root.textContent = "This stepper's settings could not be read.";
-      return;
-    }
-    const fallback = root.querySelector(".tc-live-fallback");
-    if (fallback) fallback.remove();
-    stepper(root, state);
-  }
-
   window.tcStepper = { candidateMarks, stepFigures, stepSummary, totalLogProb };
-  if (typeof document === "undefined") return; // Node, in the tests: the functions above only
-  const startAll = () => document.querySelectorAll('div.tc-live[data-explorer="stepper"]').forEach(start);
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
-  else startAll();
+  window.tcExplorers.register("stepper", stepper); // explorers.js starts it, as every explorer
 })();
