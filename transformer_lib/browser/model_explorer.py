@@ -13,7 +13,6 @@ the last sentence it could read.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
 
 import ipywidgets as widgets
 import torch
@@ -35,8 +34,9 @@ from ..figures.architecture import architecture_blocks, architecture_svg
 from ..figures.display import PALETTE
 from ..models import Transformer
 from ..tokenization import Vocab
-from ..validation import check_instance, check_int, shorten
-from .explorers import _message, _sentence_case, _show_in, read_sentence, reading_notes
+from ..validation import check_instance, check_int
+from .explorers import read_sentence, typed_sentence_notes
+from .live import LiveExplorer, message, show_in
 from .page import live_explorer_html
 from .theme import MESSAGES
 
@@ -70,7 +70,7 @@ def explorer_svg(model: Transformer, chosen: str = "") -> str:
     return style + svg
 
 
-class ModelExplorer:
+class ModelExplorer(LiveExplorer):
     """Type a sentence, pick a token (source or target) and a block, and see that token's tensor there.
 
     Nothing the reader does raises: every problem becomes a short message, and the figure keeps
@@ -112,34 +112,24 @@ class ModelExplorer:
         self.next.on_click(lambda _: self._safely(lambda: self.go(1)))
         self._safely(self.run)
 
-    def _repr_mimebundle_(self, **kwargs: object) -> dict:
-        # text/html: the in-page explorer of the static book, which computes the same blocks itself
-        html_view = live_explorer_html("model", sentence=self.sentence.value, n_heads=self.model.config.n_heads,
+    def page_html(self) -> str:
+        # the page computes the same blocks itself
+        return live_explorer_html("model", sentence=self.sentence.value, n_heads=self.model.config.n_heads,
                                        paths=block_paths(self.model), stages=STAGE_TITLES,
                                        colors={"bar": BAR_COLOR, "highlight": HIGHLIGHT},
                                        svg=architecture_svg(architecture_blocks(self.model), title=TITLE,
                                                             explorer=True))
-        return {**self.widget._repr_mimebundle_(**kwargs), "text/html": html_view}
-
-    def _safely(self, action: Callable[[], None]) -> None:
-        try:
-            action()
-        except ValueError as err:  # the argument checks of this library: already a sentence for a reader
-            self.messages.value = _message(_sentence_case(str(err).split(": ", 1)[-1]), "error")
-        except Exception as err:  # noqa: BLE001 -- a reader must never see a traceback
-            self.messages.value = _message(MESSAGES["failed"].format(error=f"{type(err).__name__}: {err}"), "error")
 
     def run(self) -> None:
         """Translate the sentence in the box and capture its blocks; on odd input keep the last ones."""
         if not self.sentence.value.strip():
-            self.messages.value = _message(MESSAGES["empty"], "info")
+            self.messages.value = message(MESSAGES["empty"], "info")
             return
         sentence, changes, words = read_sentence(self.model, self.sentence.value)
         translation = translate(self.model.eval(), sentence, self.src_vocab, self.tgt_vocab)
         found = capture_activations(self.model, translation, self.src_vocab, self.tgt_vocab)
-        read_as = [MESSAGES["read_as"].format(text=shorten(" ".join(words), 80), changes="; ".join(changes))]
-        notes = (read_as if changes else []) + reading_notes(translation, self.src_vocab, typed_tokens=len(words))
-        self.messages.value = "".join(_message(note, "warning") for note in notes)
+        notes = typed_sentence_notes(translation, self.src_vocab, changes, words)
+        self.messages.value = "".join(message(note, "warning") for note in notes)
         self.output.value = (f"<b>Model output:</b> {html.escape(translation.text) or '(nothing)'}")
         self.found = found
         chosen = self.token.value
@@ -174,6 +164,6 @@ class ModelExplorer:
         names = [n for _, n in self.block.options]
         self.previous.disabled = names.index(name) == 0
         self.next.disabled = names.index(name) == len(names) - 1
-        _show_in(self.panel, activation_panel(self.found.blocks, self.found.src_tokens, self.found.tgt_tokens,
+        show_in(self.panel, activation_panel(self.found.blocks, self.found.src_tokens, self.found.tgt_tokens,
                                               name, side, position, self.head.value))
         self.figure.value = explorer_svg(self.model, name)
