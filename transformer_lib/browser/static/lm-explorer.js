@@ -193,14 +193,17 @@
         return null;
       }
     }
-    async function update() {
-      let s;
+    function settingsOrFail() { // null when a control is wrong: its message shows, the last good figures stay
       try {
-        s = settings();
+        return settings();
       } catch (err) {
-        fail(err); // the last good figures stay
-        return;
+        fail(err);
+        return null;
       }
+    }
+    async function update() {
+      const s = settingsOrFail();
+      if (!s) return;
       const r = await loading(() => window.bookLM.next(prompt.value, s));
       if (r) {
         setResult(r);
@@ -208,13 +211,8 @@
       }
     }
     async function sample() {
-      let s;
-      try {
-        s = settings();
-      } catch (err) {
-        fail(err);
-        return;
-      }
+      const s = settingsOrFail();
+      if (!s) return;
       const r = await loading(() => window.bookLM.sample(prompt.value, s));
       if (!r) return;
       if (!result || result.text !== r.prompt) { // the prompt changed since the figures were drawn
@@ -231,13 +229,8 @@
     for (const control of [temperature, topP, topK]) control.addEventListener("change", update);
     seed.addEventListener("change", update); // as every setting (a wrong seed's message then goes)
     nextSeed.addEventListener("click", () => {
-      let s;
-      try {
-        s = settings();
-      } catch (err) {
-        fail(err);
-        return;
-      }
+      const s = settingsOrFail();
+      if (!s) return;
       seed.value = String((s.seed + 1) % (window.bookLM.maxSeed + 1));
       update();
     });

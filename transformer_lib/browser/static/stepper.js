@@ -164,7 +164,7 @@
 
   function stepper(root, state) {
     // the page's DOM helpers and figure naming, shared with the attention explorer (explorers.js, loaded first)
-    const { el, labelled, name: nameFigure } = window.tcExplorers.dom;
+    const { el, labelled, acceptText, name: nameFigure } = window.tcExplorers.dom;
     function message(box, text, level) { // appended: a step may carry several notes
       box.appendChild(el("div", { class: `tc-message tc-${level || "info"}`, text }));
     }
@@ -232,16 +232,8 @@
     async function run() {
       const text = input.value;
       messages.textContent = "";
-      try {
-        bookModel.checkText(text);
-      } catch (err) {
-        clear();
-        message(messages, err.message, err.level);
-        return;
-      }
+      if (!acceptText(text, messages, button, clear)) return;
       const ticket = ++busy;
-      button.disabled = true;
-      if (bookModel.loadMs === null) message(messages, bookModel.fill("loading", {}), "info");
       try {
         const t = await bookModel.trace(text, { beam: Number(beam.value) });
         if (ticket === busy) show(t);
