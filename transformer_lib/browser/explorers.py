@@ -29,6 +29,7 @@ from .page import live_explorer_html, translation_payload
 from .theme import MESSAGES
 
 if TYPE_CHECKING:
+    import ipywidgets as widgets
     import plotly.graph_objects as go
 
 
@@ -68,6 +69,29 @@ def typed_sentence_notes(translation: Translation, src_vocab: Vocab, changes: li
     read_as = [MESSAGES["read_as"].format(text=shorten(" ".join(words), 80), changes="; ".join(changes))]
     return (read_as if changes else []) + reading_notes(translation, src_vocab, typed_tokens=len(words),
                                                         tgt_vocab=tgt_vocab)
+
+
+def sentence_box(sentence: str) -> widgets.Text:
+    """The box a translating explorer reads its sentence from: Enter (or leaving it) runs the explorer."""
+    import ipywidgets as widgets  # on first use (see the module's docstring)
+
+    return widgets.Text(value=sentence, placeholder="type a sentence, then Enter", description="Sentence",
+                        continuous_update=False, layout=widgets.Layout(width="32em", max_width="100%"))
+
+
+def step_buttons(unit: str) -> tuple[widgets.Button, widgets.Button]:
+    """The previous / next buttons of an explorer that steps through ``unit``s (steps, blocks)."""
+    import ipywidgets as widgets  # on first use (see the module's docstring)
+
+    return (widgets.Button(description=f"\u25c0 previous {unit}", tooltip=f"previous {unit}"),
+            widgets.Button(description=f"next {unit} \u25b6", tooltip=f"next {unit}"))
+
+
+def wrapping_row(*children: widgets.Widget) -> widgets.HBox:
+    """Controls side by side that wrap onto the next line where the page is narrow (a phone)."""
+    import ipywidgets as widgets  # on first use (see the module's docstring)
+
+    return widgets.HBox(list(children), layout=widgets.Layout(flex_flow="row wrap"))
 
 
 def no_words_message(typed: str) -> str:
@@ -120,9 +144,7 @@ class AttentionExplorer(LiveExplorer):
         self.result: Translation | None = None
         self.maps: AttentionMaps | None = None
         self.notes: list[str] = []
-        self.sentence = widgets.Text(value=sentence, placeholder="type a sentence, then Enter",
-                                     description="Sentence", continuous_update=False,
-                                     layout=widgets.Layout(width="32em"))
+        self.sentence = sentence_box(sentence)
         self.button = widgets.Button(description="Translate", button_style="primary")
         self.kind = widgets.Dropdown(options=[(label.split(" (")[0], k) for k, label in ATTENTION_KINDS.items()],
                                      value="cross", description="Attention")

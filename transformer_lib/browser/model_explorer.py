@@ -24,10 +24,10 @@ from ..figures.activations import (
     ROWS,
     SIDES,
     STAGE_TITLES,
-    _stage_of,
     activation_panel,
     check_block_name,
     group_of,
+    stage_of,
     token_path,
 )
 from ..figures.architecture import architecture_blocks, architecture_svg
@@ -35,7 +35,7 @@ from ..figures.display import PALETTE
 from ..models import Transformer
 from ..tokenization import Vocab
 from ..validation import check_instance, check_int
-from .explorers import read_sentence, typed_sentence_notes
+from .explorers import read_sentence, sentence_box, step_buttons, typed_sentence_notes, wrapping_row
 from .live import LiveExplorer, message, show_in
 from .page import live_explorer_html
 from .theme import MESSAGES
@@ -45,7 +45,7 @@ HIGHLIGHT = PALETTE[1]  # the chosen box's outline (and its thicker stroke: not 
 
 
 def block_label(name: str) -> str:
-    return f"{name}: {STAGE_TITLES[_stage_of(check_block_name('name', name))]}"
+    return f"{name}: {STAGE_TITLES[stage_of(check_block_name('name', name))]}"
 
 
 def block_paths(model: Transformer) -> dict[str, list[str]]:
@@ -85,23 +85,19 @@ class ModelExplorer(LiveExplorer):
         check_instance("sentence", sentence, str, "a str")
         self.model, self.src_vocab, self.tgt_vocab = model, src_vocab, tgt_vocab
         self.found: Activations | None = None
-        self.sentence = widgets.Text(value=sentence, placeholder="type a sentence, then Enter",
-                                     description="Sentence", continuous_update=False,
-                                     layout=widgets.Layout(width="32em", max_width="100%"))
+        # in the order shown
+        self.sentence = sentence_box(sentence)
+        self.messages, self.output = widgets.HTML(), widgets.HTML()
         self.token = widgets.Dropdown(description="Token", options=[])
         self.block = widgets.Dropdown(description="Block", options=[], layout=widgets.Layout(width="30em",
                                                                                              max_width="100%"))
         self.head = widgets.Dropdown(description="Head", options=[(str(h + 1), h) for h in range(model.config.n_heads)])
-        self.previous = widgets.Button(description="\u25c0 previous block", tooltip="previous block")
-        self.next = widgets.Button(description="next block \u25b6", tooltip="next block")
-        self.messages = widgets.HTML()
-        self.output = widgets.HTML()
-        self.figure = widgets.HTML()
-        self.panel = widgets.Output()
+        self.previous, self.next = step_buttons("block")
+        self.panel, self.figure = widgets.Output(), widgets.HTML()
         self.widget = widgets.VBox([
             self.sentence, self.messages, self.output,
-            widgets.HBox([self.token, self.block, self.head], layout=widgets.Layout(flex_flow="row wrap")),
-            widgets.HBox([self.previous, self.next], layout=widgets.Layout(flex_flow="row wrap")),
+            wrapping_row(self.token, self.block, self.head),
+            wrapping_row(self.previous, self.next),
             self.panel, self.figure,
         ])
         self.sentence.observe(lambda _: self._safely(self.run), "value")
@@ -160,7 +156,7 @@ class ModelExplorer(LiveExplorer):
             return
         side, position = self.token.value
         name = self.block.value
-        self.head.layout.display = None if _stage_of(name) in ROWS else "none"
+        self.head.layout.display = None if stage_of(name) in ROWS else "none"
         names = [n for _, n in self.block.options]
         self.previous.disabled = names.index(name) == 0
         self.next.disabled = names.index(name) == len(names) - 1

@@ -18,7 +18,7 @@ from ..figures.decoding_steps import step_figures, step_summary_html
 from ..models import Transformer
 from ..tokenization import Vocab
 from ..validation import check_instance, check_int
-from .explorers import read_sentence, typed_sentence_notes
+from .explorers import read_sentence, sentence_box, step_buttons, typed_sentence_notes, wrapping_row
 from .live import LiveExplorer, message, show_in
 from .page import live_explorer_html
 from .theme import MESSAGES
@@ -53,20 +53,17 @@ class DecodingStepper(LiveExplorer):
         self.trace: SearchTrace | None = None
         self.notes: list[str] = []
         self.step = 1
-        self.sentence = widgets.Text(value=sentence, placeholder="type a sentence, then Enter",
-                                     description="Sentence", continuous_update=False,
-                                     layout=widgets.Layout(width="32em", max_width="100%"))
+        self.sentence = sentence_box(sentence)
         self.beam = widgets.Dropdown(options=[("1 (greedy)", 1), *[(str(k), k) for k in range(2, MAX_BEAM + 1)]],
                                      value=beam_size, description="Beam size")
-        self.previous = widgets.Button(description="\u25c0 previous step", tooltip="previous step")
-        self.next = widgets.Button(description="next step \u25b6", tooltip="next step")
+        self.previous, self.next = step_buttons("step")
         self.messages = widgets.HTML()
         self.summary = widgets.HTML()
         self.candidates = widgets.Output()
         self.cross = widgets.Output()
         self.widget = widgets.VBox([
-            widgets.HBox([self.sentence, self.beam], layout=widgets.Layout(flex_flow="row wrap")),
-            widgets.HBox([self.previous, self.next], layout=widgets.Layout(flex_flow="row wrap")),
+            wrapping_row(self.sentence, self.beam),
+            wrapping_row(self.previous, self.next),
             self.messages, self.summary, self.candidates, self.cross,
         ])
         self.sentence.observe(lambda _: self._safely(self.run), "value")
