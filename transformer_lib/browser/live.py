@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..figures.display import figure_mimebundle
+from ..validation import check_choice, check_instance
 from .theme import MESSAGES
 
 if TYPE_CHECKING:
@@ -33,7 +34,8 @@ def show_in(output: widgets.Output, fig: go.Figure) -> None:
 
 def message(text: str, level: str = "info") -> str:
     """``text`` as a message box of the widget: ``level`` is "info", "warning" or "error"."""
-    fg, bg = LEVELS[level]
+    check_instance("text", text, str, "a str")
+    fg, bg = LEVELS[check_choice("level", level, list(LEVELS))]
     return (f'<div class="tc-message tc-{level}" style="color:{fg};background:{bg};padding:4px 8px;'
             f'border-radius:4px;margin:2px 0">{html.escape(text)}</div>')
 
@@ -46,7 +48,7 @@ def stale_note(*figures: widgets.Output) -> str:
 
 def sentence_case(text: str) -> str:
     """An argument check's message as a reader's sentence: a capital, and a full stop at the end."""
-    text = text.strip()
+    text = check_instance("text", text, str, "a str").strip()
     return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!", "?", "…")) else ".")
 
 

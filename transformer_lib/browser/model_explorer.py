@@ -45,7 +45,7 @@ HIGHLIGHT = PALETTE[1]  # the chosen box's outline (and its thicker stroke: not 
 
 
 def block_label(name: str) -> str:
-    return f"{name}: {STAGE_TITLES[stage_of(check_block_name('name', name))]}"
+    return f"{name}: {STAGE_TITLES[stage_of(name)]}"
 
 
 def block_paths(model: Transformer) -> dict[str, list[str]]:

@@ -42,6 +42,7 @@ STAGE_TITLES = {
 
 def stage_of(name: str) -> str:
     """The stage of block ``name`` (its last part, or "final_norm"): a key of ``STAGE_TITLES``."""
+    check_block_name("name", name)
     return "final_norm" if name.endswith("final_norm") else name.rsplit(".", 1)[1]
 
 
@@ -102,7 +103,7 @@ def keys_of(name: str, src_tokens: Sequence[str], tgt_tokens: Sequence[str]) -> 
 
 
 def panel_title(name: str, token: str, position: int, shape: tuple, whole: tuple, extra: str) -> str:
-    stage = STAGE_TITLES[stage_of(check_block_name("name", name))]
+    stage = STAGE_TITLES[stage_of(name)]
     return f"<b>{name}</b><br>{stage}<br>“{token}” (position {position}) · shape {shape} of {whole}{extra}"
 
 
