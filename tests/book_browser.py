@@ -1,20 +1,21 @@
 """Helpers shared by tests/test_browser.py and benchmarks/page_weight.py: build the book, serve it
-on 127.0.0.1, and start Debian's chromium through playwright (which cannot download a browser here)."""
+on 127.0.0.1 (``serve``: tools/loopback.py's server, which tools/build_pdf.py prints from), and start
+Debian's chromium through playwright (which cannot download a browser here)."""
 
 from __future__ import annotations
 
-import functools
-import http.server
 import os
 import shutil
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # tools/ is a folder of scripts, not an installed package
+    sys.path.insert(0, str(ROOT))
+from tools.loopback import serve as serve  # noqa: E402 -- the one loopback server, tools/build_pdf.py's too
 
 LAUNCH_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -62,26 +63,6 @@ def build_book(output: Path) -> Path:
 def html_pages(site: Path) -> list[Path]:
     """Every page of the book (not the copies of sources and static files)."""
     return sorted(p for p in site.rglob("*.html") if not {"_static", "_sources"} & set(p.relative_to(site).parts))
-
-
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 -- the base class's name
-        pass
-
-
-@contextmanager
-def serve(site: Path) -> Iterator[str]:
-    """Serve ``site`` on 127.0.0.1 on a free port, in a thread; yields the base URL."""
-    handler = functools.partial(_QuietHandler, directory=str(site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 def live_test_page(folder: Path) -> Path:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from transformer_lib import capture, decoding, decoding_steps, models
-from transformer_lib.browser import model_explorer
+from transformer_lib.browser import live, model_explorer
 from transformer_lib.config import TransformerConfig
 from transformer_lib.figures import activations, architecture
 from transformer_lib.figures import decoding_steps as step_figures
@@ -37,6 +37,9 @@ CALLS: dict = {
         model=MODEL, src_ids=SRC.clone(), tgt_ids=TGT.clone())),
     "capture.capture_activations": lambda: (capture.capture_activations, dict(
         model=MODEL, translation=TRANSLATION, src_vocab=VOCAB, tgt_vocab=VOCAB)),
+    "browser.live.message": lambda: (live.message, dict(text="a note", level="warning")),
+    "browser.live.sentence_case": lambda: (live.sentence_case, dict(text="expected a word")),
+    "figures.activations.stage_of": lambda: (activations.stage_of, dict(name=WEIGHTS)),
     "figures.activations.token_path": lambda: (activations.token_path, dict(names=list(NAMES), side="target")),
     "figures.activations.group_of": lambda: (activations.group_of, dict(name=WEIGHTS)),
     "figures.activations.keys_of": lambda: (activations.keys_of, dict(
@@ -57,6 +60,9 @@ CALLS: dict = {
                                                                                      "the cat").go, dict(step=1)),
 }
 EXEMPT: dict[str, str] = {
+    # the explorers' own helpers, given their widgets by the explorer: swept through every explorer above
+    "browser.live.show_in": "draws a figure into an explorer's ipywidgets.Output (tests/test_figures_explorers.py)",
+    "browser.live.stale_note": "reads an explorer's ipywidgets.Output figures (tests/test_live_lm.py)",
     # as validation's checks: it reports the name it is given; swept through every caller above
     "figures.activations.check_block_name": "a check that reports the name it is given (as validation's); "
                                             "swept through block_label, group_of, keys_of, panel_title, explorer_svg",

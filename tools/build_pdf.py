@@ -18,13 +18,8 @@ The PDF is written into the site's _static folder, so that the site serves it: t
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import re
 import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
@@ -32,6 +27,7 @@ from bs4 import BeautifulSoup
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
+from loopback import serve  # noqa: E402 -- tools/loopback.py, beside this script (the tests' server too)
 from site_pages import PDF, link_pdf  # noqa: E402 -- the build extension that writes the intro's PDF link
 
 PDF_NAME = Path(PDF).name
@@ -163,24 +159,6 @@ def print_page(site: Path, pages: list[str]) -> str:
             '</defs></svg></body></html>')
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 -- the base class's name
-        pass
-
-
-@contextmanager
-def _serve(site: Path) -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
 def build_pdf(site: Path, output: Path | None = None, chromium: str | None = None, browser: object = None) -> Path:
     """Print the built book in ``site`` to ``output`` (default: the site's _static folder), with
     ``browser`` (a playwright Browser: the tests pass theirs) or a chromium it starts."""
@@ -190,7 +168,7 @@ def build_pdf(site: Path, output: Path | None = None, chromium: str | None = Non
     link_pdf(site, present=True)  # the intro as a reader of the published site sees it
     (site / PRINT_PAGE).write_text(print_page(site, toc_pages()), encoding="utf-8")
     try:
-        with _serve(site) as base:
+        with serve(site) as base:
             if browser is not None:
                 _print(browser, base, output)
             else:

@@ -4,59 +4,33 @@
 translation path of the library) and draws any attention map behind it;
 ``PositionalEncodingExplorer`` redraws ``figures.positions.positional_encoding_figure`` as its
 sliders move. In the built book, where no kernel runs, the saved widget state draws the
-controls and the last figure. This module, ``browser.stepper`` (the decoding stepper, built on its
-helpers) and ``browser.lm_explorer`` are the only modules of the library that import ipywidgets, and
-only when an explorer is made: importing it takes a second on one CPU, and a chapter's first cell
-imports this module long before its explorer appears.
+controls and the last figure. Like every explorer, both are ``live.LiveExplorer``s; the sentence
+helpers here (``read_sentence``, ``typed_sentence_notes``) serve ``stepper`` and ``model_explorer``
+too. This module, ``stepper``, ``lm_explorer`` and ``model_explorer`` are the only modules of the
+library that import ipywidgets; this one only when an explorer is made: importing ipywidgets takes
+a second on one CPU, and a chapter's first cell imports this module long before its explorer appears.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..capture import AttentionMaps, capture_translation
 from ..decoding import Translation, max_decode_length, translate
 from ..figures.attention import ATTENTION_KINDS, attention_figure
-from ..figures.display import figure_mimebundle
 from ..figures.positions import MAX_POSITIONS, positional_encoding_figure
 from ..figures.training import replay_curve_figure
 from ..models import Transformer
 from ..tokenization import Vocab, normalize_sentence
 from ..validation import check_bool, shorten
+from .live import LiveExplorer, message, show_in, stale_note
 from .page import live_explorer_html, translation_payload
 from .theme import MESSAGES
 
 if TYPE_CHECKING:
     import ipywidgets as widgets
     import plotly.graph_objects as go
-
-
-def _show_in(output: widgets.Output, fig: go.Figure) -> None:
-    """Replace what an Output widget shows by ``fig``. Setting ``outputs`` directly (rather than
-    ``with output: show(fig)``) works from any callback, and in the saved widget state."""
-    output.outputs = ({"output_type": "display_data", "data": figure_mimebundle(fig), "metadata": {}},)
-
-
-def _message(text: str, level: str = "info") -> str:
-    colors = {"info": ("#1b4f72", "#eaf2f8"), "warning": ("#7d5a00", "#fff6db"), "error": ("#8a1c1c", "#fdecea")}
-    fg, bg = colors[level]
-    return (f'<div class="tc-message tc-{level}" style="color:{fg};background:{bg};padding:4px 8px;'
-            f'border-radius:4px;margin:2px 0">{html.escape(text)}</div>')
-
-
-def _stale_note(*figures: widgets.Output) -> str:
-    """After a refused input: the note that the figures still shown are the last good input's (as the page's
-    ``markStale``), or nothing when no figure is shown."""
-    return _message(MESSAGES["stale"], "info") if any(f.outputs for f in figures) else ""
-
-
-def _sentence_case(text: str) -> str:
-    """An argument check's message as a reader's sentence: a capital, and a full stop at the end."""
-    text = text.strip()
-    return text[:1].upper() + text[1:] + ("" if text.endswith((".", "!", "?", "…")) else ".")
-
 
 
 def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int | None = None,
@@ -88,6 +62,38 @@ def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int 
     return notes
 
 
+def typed_sentence_notes(translation: Translation, src_vocab: Vocab, changes: list[str], words: list[str],
+                         tgt_vocab: Vocab | None = None) -> list[str]:
+    """The notes a translating explorer shows under the sentence typed (``words``, as :func:`read_sentence`
+    returns them): how it was rewritten (``changes``, if any), then :func:`reading_notes`."""
+    read_as = [MESSAGES["read_as"].format(text=shorten(" ".join(words), 80), changes="; ".join(changes))]
+    return (read_as if changes else []) + reading_notes(translation, src_vocab, typed_tokens=len(words),
+                                                        tgt_vocab=tgt_vocab)
+
+
+def sentence_box(sentence: str) -> widgets.Text:
+    """The box a translating explorer reads its sentence from: Enter (or leaving it) runs the explorer."""
+    import ipywidgets as widgets  # on first use (see the module's docstring)
+
+    return widgets.Text(value=sentence, placeholder="type a sentence, then Enter", description="Sentence",
+                        continuous_update=False, layout=widgets.Layout(width="32em", max_width="100%"))
+
+
+def step_buttons(unit: str) -> tuple[widgets.Button, widgets.Button]:
+    """The previous / next buttons of an explorer that steps through ``unit``s (steps, blocks)."""
+    import ipywidgets as widgets  # on first use (see the module's docstring)
+
+    return (widgets.Button(description=f"\u25c0 previous {unit}", tooltip=f"previous {unit}"),
+            widgets.Button(description=f"next {unit} \u25b6", tooltip=f"next {unit}"))
+
+
+def wrapping_row(*children: widgets.Widget) -> widgets.HBox:
+    """Controls side by side that wrap onto the next line where the page is narrow (a phone)."""
+    import ipywidgets as widgets  # on first use (see the module's docstring)
+
+    return widgets.HBox(list(children), layout=widgets.Layout(flex_flow="row wrap"))
+
+
 def no_words_message(typed: str) -> str:
     """Why a typed text left no words to read: digits alone are named as digits, not punctuation."""
     return MESSAGES["no_words_digits" if any(ch.isdecimal() for ch in typed) else "no_words"]
@@ -99,15 +105,15 @@ def read_sentence(model: object, typed: str) -> tuple[str, list, list[str]]:
     (``max_decode_length``); returns (the sentence read, the changes, the words typed)."""
     sentence, changes = normalize_sentence(typed)
     if not sentence:
-        message = no_words_message(typed)
-        raise ValueError(f"sentence: {message[:1].lower()}{message[1:]}")
+        reason = no_words_message(typed)
+        raise ValueError(f"sentence: {reason[:1].lower()}{reason[1:]}")
     words, limit = sentence.split(), max_decode_length(model)
     if limit is not None and len(words) > limit:
         sentence = " ".join(words[:limit])
     return sentence, changes, words
 
 
-class AttentionExplorer:
+class AttentionExplorer(LiveExplorer):
     """Type a sentence, watch the model translate it, and look at any attention map behind it.
 
     The sentence goes through ``decoding.translate`` (greedy, or beam search with ``beam_size``
@@ -138,10 +144,7 @@ class AttentionExplorer:
         self.result: Translation | None = None
         self.maps: AttentionMaps | None = None
         self.notes: list[str] = []
-        self._updating = False
-        self.sentence = widgets.Text(value=sentence, placeholder="type a sentence, then Enter",
-                                     description="Sentence", continuous_update=False,
-                                     layout=widgets.Layout(width="32em"))
+        self.sentence = sentence_box(sentence)
         self.button = widgets.Button(description="Translate", button_style="primary")
         self.kind = widgets.Dropdown(options=[(label.split(" (")[0], k) for k, label in ATTENTION_KINDS.items()],
                                      value="cross", description="Attention")
@@ -168,30 +171,17 @@ class AttentionExplorer:
         self.head.observe(lambda _: self._safely(self.draw), "value")
         self._safely(self.run)
 
-    def _repr_mimebundle_(self, **kwargs: object) -> dict:
-        # text/html: the in-page explorer of the static book (JupyterLab shows the widget view)
+    def page_html(self) -> str:
         result = None if self.result is None or self.maps is None else translation_payload(
             self.result, self.maps, self.src_vocab, self.tgt_vocab, self.notes)
         settings = {} if self.replay is None else {"replay": self.replay.state()}
-        html_view = live_explorer_html("attention", sentence=self.sentence.value, result=result, **settings)
-        return {**self.widget._repr_mimebundle_(**kwargs), "text/html": html_view}
+        return live_explorer_html("attention", sentence=self.sentence.value, result=result, **settings)
 
     def _step_changed(self) -> None:
         """Another snapshot: the same sentence through the model at that step, and the curve's marker moved."""
         self.model = self.replay.model()
         self.replay.draw_curve()
         self.run()
-
-    def _safely(self, action: Callable[[], None]) -> None:
-        """Run a callback; turn any exception into a message in the widget."""
-        if self._updating:
-            return
-        try:
-            action()
-        except ValueError as err:  # the argument checks of this library: already a sentence for a reader
-            self.messages.value = _message(_sentence_case(str(err).split(": ", 1)[-1]), "error")
-        except Exception as err:  # noqa: BLE001 -- a reader must never see a traceback
-            self.messages.value = _message(MESSAGES["failed"].format(error=f"{type(err).__name__}: {err}"), "error")
 
     def run(self) -> None:
         """Translate the sentence in the box and draw the chosen attention map."""
@@ -200,7 +190,7 @@ class AttentionExplorer:
         self.output_text.value = ""
         self.figure.outputs = ()
         if not self.sentence.value.strip():
-            self.messages.value = _message(MESSAGES["empty"], "info")
+            self.messages.value = message(MESSAGES["empty"], "info")
             return
         # Written the way the training sentences are (lower case, no punctuation), with a note if
         # that changed anything; then, since translate() refuses a sentence longer than the model
@@ -208,14 +198,12 @@ class AttentionExplorer:
         sentence, changes, words = read_sentence(self.model, self.sentence.value)
         result = translate(self.model, sentence, self.src_vocab, self.tgt_vocab, beam_size=self.beam_size)
         self.result, self.maps = result, capture_translation(self.model, result, self.src_vocab, self.tgt_vocab)
-        read_as = [MESSAGES["read_as"].format(text=shorten(" ".join(words), 80), changes="; ".join(changes))]
-        self.notes = (read_as if changes else []) + reading_notes(result, self.src_vocab, typed_tokens=len(words),
-                                                                   tgt_vocab=self.tgt_vocab)
+        self.notes = typed_sentence_notes(result, self.src_vocab, changes, words, self.tgt_vocab)
         text = html.escape(result.text) or "(nothing)"
         by = "" if self.replay is None else f" (step {self.replay.slider.value})"  # the snapshot that translated it
         self.output_text.value = (f"<b>Model output{by}:</b> {text} "
                                   f"<span style='color:#666'>({len(result.ids)} tokens)</span>")
-        self.messages.value = "".join(_message(note, "warning") for note in self.notes)
+        self.messages.value = "".join(message(note, "warning") for note in self.notes)
         self._updating = True
         try:
             n_heads = self.maps.cross[0].shape[1] if self.maps.cross else self.maps.encoder_self[0].shape[1]
@@ -248,7 +236,7 @@ class AttentionExplorer:
         if self.maps is None:
             return
         fig = attention_figure(self.maps, self.kind.value, self.layer.value, self.head.value)
-        _show_in(self.figure, fig)
+        show_in(self.figure, fig)
 
 
 class _Replay:
@@ -287,7 +275,7 @@ class _Replay:
         return replay_curve_figure(self.curve_data, self.steps, self.slider.value)
 
     def draw_curve(self) -> None:
-        _show_in(self.curve, self.figure())
+        show_in(self.curve, self.figure())
 
     def state(self) -> dict:
         """What the page's explorer needs: the steps, the step shown, and the curve as plotly JSON (the
@@ -298,7 +286,7 @@ class _Replay:
                 "figure": {"data": figure["data"], "layout": figure["layout"]}}
 
 
-class PositionalEncodingExplorer:
+class PositionalEncodingExplorer(LiveExplorer):
     """Sliders for d_model, the dimensions drawn and the positions, redrawing
     ``positional_encoding_figure`` (needs a kernel; the saved state draws in the book)."""
 
@@ -320,22 +308,12 @@ class PositionalEncodingExplorer:
             control.observe(lambda _: self._safely(self.draw), "value")
         self._safely(self.draw)
 
-    def _repr_mimebundle_(self, **kwargs: object) -> dict:
-        # text/html: the in-page explorer of the static book (JupyterLab shows the widget view)
-        html_view = live_explorer_html("positional", d_model=self.d_model.value, dims=list(self.dims.value),
-                                       positions=list(self.positions.value))
-        return {**self.widget._repr_mimebundle_(**kwargs), "text/html": html_view}
+    def page_html(self) -> str:
+        return live_explorer_html("positional", d_model=self.d_model.value, dims=list(self.dims.value),
+                                  positions=list(self.positions.value))
 
-    def _safely(self, action: Callable[[], None]) -> None:
-        try:
-            action()
-        except ValueError as err:
-            self.messages.value = _message(_sentence_case(str(err).split(": ", 1)[-1]), "error")
-        except Exception as err:  # noqa: BLE001 -- a reader must never see a traceback
-            self.messages.value = _message(MESSAGES["failed"].format(error=f"{type(err).__name__}: {err}"), "error")
-        else:
-            return
-        self.messages.value += _stale_note(self.figure)  # the last good figure stays
+    def _refused(self) -> None:
+        self.messages.value += stale_note(self.figure)  # the last good figure stays
 
     def _d_model_changed(self) -> None:
         self.dims.max = self.d_model.value - 1  # moves the chosen range inside the new bounds
@@ -344,4 +322,4 @@ class PositionalEncodingExplorer:
     def draw(self) -> None:
         self.messages.value = ""
         fig = positional_encoding_figure(self.d_model.value, tuple(self.dims.value), tuple(self.positions.value))
-        _show_in(self.figure, fig)
+        show_in(self.figure, fig)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 
 import ipywidgets as widgets
@@ -29,7 +28,7 @@ from ..language_model import next_word_probs, sample_sentences
 from ..models import DecoderOnlyTransformer
 from ..tokenization import Vocab, normalize_sentence
 from ..validation import check_instance, check_number, shorten
-from .explorers import _message, _sentence_case, _show_in, _stale_note
+from .live import LiveExplorer, message, show_in, stale_note
 from .page import live_explorer_html
 from .theme import MESSAGES
 
@@ -79,7 +78,7 @@ def _sig(value: float, digits: int = 6) -> float:
     return float(f"{value:.{digits}g}")
 
 
-class LanguageModelExplorer:
+class LanguageModelExplorer(LiveExplorer):
     """Type a prompt (French, as the corpus), see the next word's distribution under temperature, top-k
     and top-p, the causal attention behind it, and a continuation drawn with a seed."""
 
@@ -94,7 +93,6 @@ class LanguageModelExplorer:
         self.payload: dict | None = None  # what the page draws first (bookLM.next's result, from the kernel)
         self.maps: AttentionMaps | None = None
         self.continuation = ""
-        self._updating = False
         look = dict(continuous_update=False, style={"description_width": "7em"})
         self.prompt = widgets.Text(value=prompt, placeholder="type French words, then Enter", description="Prompt",
                                    layout=widgets.Layout(width="32em"), **look)
@@ -127,26 +125,15 @@ class LanguageModelExplorer:
         self.head.observe(lambda _: self._safely(self.draw_attention), "value")
         self._safely(self.run)
 
-    def _repr_mimebundle_(self, **kwargs: object) -> dict:
-        # text/html: the in-page explorer of the static book (JupyterLab shows the widget view)
-        html_view = live_explorer_html("lm", prompt=self.prompt.value, temperature=self.temperature.value,
-                                       top_k=self.top_k.value, top_p=self.top_p.value, seed=self.seed.value,
-                                       result=self.payload)
-        return {**self.widget._repr_mimebundle_(**kwargs), "text/html": html_view}
+    def page_html(self) -> str:
+        return live_explorer_html("lm", prompt=self.prompt.value, temperature=self.temperature.value,
+                                  top_k=self.top_k.value, top_p=self.top_p.value, seed=self.seed.value,
+                                  result=self.payload)
 
-    def _safely(self, action: Callable[[], None]) -> None:
-        """Run a callback; turn any exception into a message in the widget."""
-        try:
-            action()
-        except ValueError as err:  # the argument checks of this library: already a sentence for a reader
-            self.messages.value = _message(_sentence_case(str(err).split(": ", 1)[-1]), "error")
-        except Exception as err:  # noqa: BLE001 -- a reader must never see a traceback
-            self.messages.value = _message(MESSAGES["failed"].format(error=f"{type(err).__name__}: {err}"), "error")
-        else:
-            return
-        # refused: the last continuation goes; the figures of the last prompt read stay, said to be stale
+    def _refused(self) -> None:
+        # the last continuation goes; the figures of the last prompt read stay, said to be stale
         self.output_text.value = ""
-        self.messages.value += _stale_note(self.bars, self.attention)
+        self.messages.value += stale_note(self.bars, self.attention)
 
     def settings(self) -> LMSettings:
         return read_lm_settings(self.temperature.value, self.top_k.value, self.top_p.value, self.seed.value)
@@ -186,9 +173,9 @@ class LanguageModelExplorer:
                           for layer in self.maps.decoder_self],
             "settings": {"temperature": s.temperature, "topK": s.top_k, "topP": s.top_p},
         }
-        info = [] if text else [_message(MESSAGES["lm_empty"], "info")]
-        self.messages.value = "".join(info + [_message(note, "warning") for note in notes])
-        _show_in(self.bars, next_word_figure(unfiltered, probs, self.vocab.itos, prompt=text, **kwargs))
+        info = [] if text else [message(MESSAGES["lm_empty"], "info")]
+        self.messages.value = "".join(info + [message(note, "warning") for note in notes])
+        show_in(self.bars, next_word_figure(unfiltered, probs, self.vocab.itos, prompt=text, **kwargs))
         n_layers, n_heads = len(self.maps.decoder_self), self.maps.decoder_self[0].shape[1]
         layer = self.layer.value if len(self.layer.options) == n_layers else n_layers - 1  # the last, at first
         head = self.head.value if self.head.value == "all" or self.head.value < n_heads else "all"
@@ -207,7 +194,7 @@ class LanguageModelExplorer:
 
     def draw_attention(self) -> None:
         if self.maps is not None and not self._updating:
-            _show_in(self.attention, attention_figure(self.maps, "decoder_self", self.layer.value, self.head.value))
+            show_in(self.attention, attention_figure(self.maps, "decoder_self", self.layer.value, self.head.value))
 
     def sample(self) -> None:
         """A continuation of the prompt, drawn with the seed (the kernel's generator; the page has its own)."""

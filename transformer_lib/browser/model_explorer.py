@@ -13,7 +13,6 @@ the last sentence it could read.
 from __future__ import annotations
 
 import html
-from collections.abc import Callable
 
 import ipywidgets as widgets
 import torch
@@ -25,18 +24,19 @@ from ..figures.activations import (
     ROWS,
     SIDES,
     STAGE_TITLES,
-    _stage_of,
     activation_panel,
     check_block_name,
     group_of,
+    stage_of,
     token_path,
 )
 from ..figures.architecture import architecture_blocks, architecture_svg
 from ..figures.display import PALETTE
 from ..models import Transformer
 from ..tokenization import Vocab
-from ..validation import check_instance, check_int, shorten
-from .explorers import _message, _sentence_case, _show_in, read_sentence, reading_notes
+from ..validation import check_instance, check_int
+from .explorers import read_sentence, sentence_box, step_buttons, typed_sentence_notes, wrapping_row
+from .live import LiveExplorer, message, show_in
 from .page import live_explorer_html
 from .theme import MESSAGES
 
@@ -45,7 +45,7 @@ HIGHLIGHT = PALETTE[1]  # the chosen box's outline (and its thicker stroke: not 
 
 
 def block_label(name: str) -> str:
-    return f"{name}: {STAGE_TITLES[_stage_of(check_block_name('name', name))]}"
+    return f"{name}: {STAGE_TITLES[stage_of(name)]}"
 
 
 def block_paths(model: Transformer) -> dict[str, list[str]]:
@@ -70,7 +70,7 @@ def explorer_svg(model: Transformer, chosen: str = "") -> str:
     return style + svg
 
 
-class ModelExplorer:
+class ModelExplorer(LiveExplorer):
     """Type a sentence, pick a token (source or target) and a block, and see that token's tensor there.
 
     Nothing the reader does raises: every problem becomes a short message, and the figure keeps
@@ -85,23 +85,19 @@ class ModelExplorer:
         check_instance("sentence", sentence, str, "a str")
         self.model, self.src_vocab, self.tgt_vocab = model, src_vocab, tgt_vocab
         self.found: Activations | None = None
-        self.sentence = widgets.Text(value=sentence, placeholder="type a sentence, then Enter",
-                                     description="Sentence", continuous_update=False,
-                                     layout=widgets.Layout(width="32em", max_width="100%"))
+        # in the order shown
+        self.sentence = sentence_box(sentence)
+        self.messages, self.output = widgets.HTML(), widgets.HTML()
         self.token = widgets.Dropdown(description="Token", options=[])
         self.block = widgets.Dropdown(description="Block", options=[], layout=widgets.Layout(width="30em",
                                                                                              max_width="100%"))
         self.head = widgets.Dropdown(description="Head", options=[(str(h + 1), h) for h in range(model.config.n_heads)])
-        self.previous = widgets.Button(description="\u25c0 previous block", tooltip="previous block")
-        self.next = widgets.Button(description="next block \u25b6", tooltip="next block")
-        self.messages = widgets.HTML()
-        self.output = widgets.HTML()
-        self.figure = widgets.HTML()
-        self.panel = widgets.Output()
+        self.previous, self.next = step_buttons("block")
+        self.panel, self.figure = widgets.Output(), widgets.HTML()
         self.widget = widgets.VBox([
             self.sentence, self.messages, self.output,
-            widgets.HBox([self.token, self.block, self.head], layout=widgets.Layout(flex_flow="row wrap")),
-            widgets.HBox([self.previous, self.next], layout=widgets.Layout(flex_flow="row wrap")),
+            wrapping_row(self.token, self.block, self.head),
+            wrapping_row(self.previous, self.next),
             self.panel, self.figure,
         ])
         self.sentence.observe(lambda _: self._safely(self.run), "value")
@@ -112,34 +108,24 @@ class ModelExplorer:
         self.next.on_click(lambda _: self._safely(lambda: self.go(1)))
         self._safely(self.run)
 
-    def _repr_mimebundle_(self, **kwargs: object) -> dict:
-        # text/html: the in-page explorer of the static book, which computes the same blocks itself
-        html_view = live_explorer_html("model", sentence=self.sentence.value, n_heads=self.model.config.n_heads,
+    def page_html(self) -> str:
+        # the page computes the same blocks itself
+        return live_explorer_html("model", sentence=self.sentence.value, n_heads=self.model.config.n_heads,
                                        paths=block_paths(self.model), stages=STAGE_TITLES,
                                        colors={"bar": BAR_COLOR, "highlight": HIGHLIGHT},
                                        svg=architecture_svg(architecture_blocks(self.model), title=TITLE,
                                                             explorer=True))
-        return {**self.widget._repr_mimebundle_(**kwargs), "text/html": html_view}
-
-    def _safely(self, action: Callable[[], None]) -> None:
-        try:
-            action()
-        except ValueError as err:  # the argument checks of this library: already a sentence for a reader
-            self.messages.value = _message(_sentence_case(str(err).split(": ", 1)[-1]), "error")
-        except Exception as err:  # noqa: BLE001 -- a reader must never see a traceback
-            self.messages.value = _message(MESSAGES["failed"].format(error=f"{type(err).__name__}: {err}"), "error")
 
     def run(self) -> None:
         """Translate the sentence in the box and capture its blocks; on odd input keep the last ones."""
         if not self.sentence.value.strip():
-            self.messages.value = _message(MESSAGES["empty"], "info")
+            self.messages.value = message(MESSAGES["empty"], "info")
             return
         sentence, changes, words = read_sentence(self.model, self.sentence.value)
         translation = translate(self.model.eval(), sentence, self.src_vocab, self.tgt_vocab)
         found = capture_activations(self.model, translation, self.src_vocab, self.tgt_vocab)
-        read_as = [MESSAGES["read_as"].format(text=shorten(" ".join(words), 80), changes="; ".join(changes))]
-        notes = (read_as if changes else []) + reading_notes(translation, self.src_vocab, typed_tokens=len(words))
-        self.messages.value = "".join(_message(note, "warning") for note in notes)
+        notes = typed_sentence_notes(translation, self.src_vocab, changes, words)
+        self.messages.value = "".join(message(note, "warning") for note in notes)
         self.output.value = (f"<b>Model output:</b> {html.escape(translation.text) or '(nothing)'}")
         self.found = found
         chosen = self.token.value
@@ -170,10 +156,10 @@ class ModelExplorer:
             return
         side, position = self.token.value
         name = self.block.value
-        self.head.layout.display = None if _stage_of(name) in ROWS else "none"
+        self.head.layout.display = None if stage_of(name) in ROWS else "none"
         names = [n for _, n in self.block.options]
         self.previous.disabled = names.index(name) == 0
         self.next.disabled = names.index(name) == len(names) - 1
-        _show_in(self.panel, activation_panel(self.found.blocks, self.found.src_tokens, self.found.tgt_tokens,
+        show_in(self.panel, activation_panel(self.found.blocks, self.found.src_tokens, self.found.tgt_tokens,
                                               name, side, position, self.head.value))
         self.figure.value = explorer_svg(self.model, name)

@@ -10,8 +10,6 @@ the cross-attention row behind the choice (``figures.decoding_steps``). In the s
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import ipywidgets as widgets
 
 from ..decoding import translate
@@ -19,8 +17,9 @@ from ..decoding_steps import SearchTrace, trace_translation
 from ..figures.decoding_steps import step_figures, step_summary_html
 from ..models import Transformer
 from ..tokenization import Vocab
-from ..validation import check_instance, check_int, shorten
-from .explorers import _message, _sentence_case, _show_in, read_sentence, reading_notes
+from ..validation import check_instance, check_int
+from .explorers import read_sentence, sentence_box, step_buttons, typed_sentence_notes, wrapping_row
+from .live import LiveExplorer, message, show_in
 from .page import live_explorer_html
 from .theme import MESSAGES
 
@@ -38,7 +37,7 @@ def _short(value: object) -> object:
     return value
 
 
-class DecodingStepper:
+class DecodingStepper(LiveExplorer):
     """Type a sentence, pick a beam size, and step through its decoding (previous / next step).
 
     Nothing the reader does raises: every problem becomes a short message inside the widget.
@@ -54,20 +53,17 @@ class DecodingStepper:
         self.trace: SearchTrace | None = None
         self.notes: list[str] = []
         self.step = 1
-        self.sentence = widgets.Text(value=sentence, placeholder="type a sentence, then Enter",
-                                     description="Sentence", continuous_update=False,
-                                     layout=widgets.Layout(width="32em", max_width="100%"))
+        self.sentence = sentence_box(sentence)
         self.beam = widgets.Dropdown(options=[("1 (greedy)", 1), *[(str(k), k) for k in range(2, MAX_BEAM + 1)]],
                                      value=beam_size, description="Beam size")
-        self.previous = widgets.Button(description="\u25c0 previous step", tooltip="previous step")
-        self.next = widgets.Button(description="next step \u25b6", tooltip="next step")
+        self.previous, self.next = step_buttons("step")
         self.messages = widgets.HTML()
         self.summary = widgets.HTML()
         self.candidates = widgets.Output()
         self.cross = widgets.Output()
         self.widget = widgets.VBox([
-            widgets.HBox([self.sentence, self.beam], layout=widgets.Layout(flex_flow="row wrap")),
-            widgets.HBox([self.previous, self.next], layout=widgets.Layout(flex_flow="row wrap")),
+            wrapping_row(self.sentence, self.beam),
+            wrapping_row(self.previous, self.next),
             self.messages, self.summary, self.candidates, self.cross,
         ])
         self.sentence.observe(lambda _: self._safely(self.run), "value")
@@ -76,20 +72,9 @@ class DecodingStepper:
         self.next.on_click(lambda _: self._safely(lambda: self.go(self.step + 1)))
         self._safely(self.run)
 
-    def _repr_mimebundle_(self, **kwargs: object) -> dict:
-        # text/html: the in-page stepper of the static book (JupyterLab shows the widget view)
+    def page_html(self) -> str:
         result = None if self.trace is None else _short({**self.trace.payload(), "notes": list(self.notes)})
-        html_view = live_explorer_html("stepper", sentence=self.sentence.value, beam=self.beam.value, result=result)
-        return {**self.widget._repr_mimebundle_(**kwargs), "text/html": html_view}
-
-    def _safely(self, action: Callable[[], None]) -> None:
-        """Run a callback; turn any exception into a message in the widget."""
-        try:
-            action()
-        except ValueError as err:  # the argument checks of this library: already a sentence for a reader
-            self.messages.value = _message(_sentence_case(str(err).split(": ", 1)[-1]), "error")
-        except Exception as err:  # noqa: BLE001 -- a reader must never see a traceback
-            self.messages.value = _message(MESSAGES["failed"].format(error=f"{type(err).__name__}: {err}"), "error")
+        return live_explorer_html("stepper", sentence=self.sentence.value, beam=self.beam.value, result=result)
 
     def run(self) -> None:
         """Trace the sentence in the box with the chosen beam size, and show its first step."""
@@ -98,17 +83,15 @@ class DecodingStepper:
         self.candidates.outputs = self.cross.outputs = ()
         self._buttons()
         if not self.sentence.value.strip():
-            self.messages.value = _message(MESSAGES["empty"], "info")
+            self.messages.value = message(MESSAGES["empty"], "info")
             return
         # read as the attention explorer reads it: written as the training sentences are, cut to
         # the positions the model reads (with a note)
         sentence, changes, words = read_sentence(self.model, self.sentence.value)
         self.trace = trace_translation(self.model, sentence, self.src_vocab, self.tgt_vocab, beam_size=self.beam.value)
         translation = translate(self.model, sentence, self.src_vocab, self.tgt_vocab, beam_size=self.beam.value)
-        read_as = [MESSAGES["read_as"].format(text=shorten(" ".join(words), 80), changes="; ".join(changes))]
-        notes = reading_notes(translation, self.src_vocab, typed_tokens=len(words), tgt_vocab=self.tgt_vocab)
-        self.notes = (read_as if changes else []) + notes
-        self.messages.value = "".join(_message(note, "warning") for note in self.notes)
+        self.notes = typed_sentence_notes(translation, self.src_vocab, changes, words, self.tgt_vocab)
+        self.messages.value = "".join(message(note, "warning") for note in self.notes)
         self.go(1)
 
     def go(self, step: int) -> None:
@@ -119,8 +102,8 @@ class DecodingStepper:
         self._buttons()
         self.summary.value = step_summary_html(self.trace, self.step)
         bars, cross = step_figures(self.trace, self.step)
-        _show_in(self.candidates, bars)
-        _show_in(self.cross, cross)
+        show_in(self.candidates, bars)
+        show_in(self.cross, cross)
 
     def _buttons(self) -> None:
         self.previous.disabled = self.trace is None or self.step <= 1

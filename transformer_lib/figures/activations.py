@@ -40,7 +40,9 @@ STAGE_TITLES = {
 }
 
 
-def _stage_of(name: str) -> str:
+def stage_of(name: str) -> str:
+    """The stage of block ``name`` (its last part, or "final_norm"): a key of ``STAGE_TITLES``."""
+    check_block_name("name", name)
     return "final_norm" if name.endswith("final_norm") else name.rsplit(".", 1)[1]
 
 
@@ -101,7 +103,7 @@ def keys_of(name: str, src_tokens: Sequence[str], tgt_tokens: Sequence[str]) -> 
 
 
 def panel_title(name: str, token: str, position: int, shape: tuple, whole: tuple, extra: str) -> str:
-    stage = STAGE_TITLES[_stage_of(check_block_name("name", name))]
+    stage = STAGE_TITLES[stage_of(name)]
     return f"<b>{name}</b><br>{stage}<br>“{token}” (position {position}) · shape {shape} of {whole}{extra}"
 
 
@@ -122,7 +124,7 @@ def activation_panel(blocks: Mapping[str, object], src_tokens: Sequence[str], tg
     position = check_int("position", position, minimum=0, maximum=len(tokens) - 1)
     value = whole[position]
     layout = dict(template=BOOK_TEMPLATE, height=300, margin=dict(l=60, r=20, t=100, b=60))
-    if _stage_of(name) in ROWS:
+    if stage_of(name) in ROWS:
         head = check_int("head", head, minimum=0, maximum=value.shape[0] - 1)
         row = value[head]
         keys = keys_of(name, src_tokens, tgt_tokens)

@@ -72,6 +72,21 @@
     box.textContent = "";
     if (text) box.appendChild(el("div", { class: `tc-message tc-${level || "info"}`, text }));
   }
+  // The start of every translating explorer's run: the typed text checked as the page checks it
+  // (bookModel.checkText; refused: `refused` runs, if given, its message shows, and false); accepted: the
+  // button waits and the first run says the model is loading.
+  function acceptText(text, messages, button, refused) {
+    try {
+      window.bookModel.checkText(text);
+    } catch (err) {
+      if (refused) refused();
+      message(messages, err.message, err.level);
+      return false;
+    }
+    button.disabled = true;
+    if (window.bookModel.loadMs === null) message(messages, window.bookModel.fill("loading", {}), "info");
+    return true;
+  }
   // An input refused while figures of an earlier one stay on screen: they are marked as stale (dimmed,
   // and the "stale" message says so after the refusal's) until the next good input clears the mark.
   function markStale(box, figures, stale) {
@@ -300,16 +315,8 @@
 
     async function run() {
       const text = input.value;
-      try {
-        window.bookModel.checkText(text);
-      } catch (err) {
-        clear();
-        message(messages, err.message, err.level);
-        return;
-      }
+      if (!acceptText(text, messages, button, clear)) return;
       const ticket = ++busy;
-      button.disabled = true;
-      if (window.bookModel.loadMs === null) message(messages, window.bookModel.fill("loading", {}), "info");
       try {
         const step = replay ? replay.step() : undefined;
         const r = await window.bookModel.translate(text, replay ? { step } : undefined);
@@ -434,8 +441,9 @@
 
   // ============================================================== start
 
-  // The explorer that makes each kind of div.tc-live live: the attention explorer here, the others
-  // registered by their own scripts, loaded after this one (positional-explorer.js).
+  // The explorer that makes each kind of div.tc-live live: the attention explorer here, every other
+  // kind registered by its own script, loaded after this one (positional-explorer.js, stepper.js,
+  // model-explorer.js, lm-explorer.js): the one place a page's explorers start.
   const makers = { attention: attentionExplorer };
   let started = false;
 
@@ -466,7 +474,7 @@
   // the positional explorer's functions join these (positional-explorer.js)
   window.tcExplorers = { attentionFigure, baseLayout, plotConfig, axisStyle, colorscale, register };
   // the page helpers other explorers build with (positional-explorer.js, lm-explorer.js)
-  window.tcExplorers.dom = { el, labelled, select, setOptions, message, markStale, name, escapeHtml, sentenceCase, debounce,
+  window.tcExplorers.dom = { el, labelled, select, setOptions, message, acceptText, markStale, name, escapeHtml, sentenceCase, debounce,
     plotlyReady, NARROW };
   if (typeof document === "undefined") return; // Node, in the tests: the functions above only
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);

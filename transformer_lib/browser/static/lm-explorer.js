@@ -193,14 +193,17 @@
         return null;
       }
     }
-    async function update() {
-      let s;
+    function settingsOrFail() { // null when a control is wrong: its message shows, the last good figures stay
       try {
-        s = settings();
+        return settings();
       } catch (err) {
-        fail(err); // the last good figures stay
-        return;
+        fail(err);
+        return null;
       }
+    }
+    async function update() {
+      const s = settingsOrFail();
+      if (!s) return;
       const r = await loading(() => window.bookLM.next(prompt.value, s));
       if (r) {
         setResult(r);
@@ -208,13 +211,8 @@
       }
     }
     async function sample() {
-      let s;
-      try {
-        s = settings();
-      } catch (err) {
-        fail(err);
-        return;
-      }
+      const s = settingsOrFail();
+      if (!s) return;
       const r = await loading(() => window.bookLM.sample(prompt.value, s));
       if (!r) return;
       if (!result || result.text !== r.prompt) { // the prompt changed since the figures were drawn
@@ -231,13 +229,8 @@
     for (const control of [temperature, topP, topK]) control.addEventListener("change", update);
     seed.addEventListener("change", update); // as every setting (a wrong seed's message then goes)
     nextSeed.addEventListener("click", () => {
-      let s;
-      try {
-        s = settings();
-      } catch (err) {
-        fail(err);
-        return;
-      }
+      const s = settingsOrFail();
+      if (!s) return;
       seed.value = String((s.seed + 1) % (window.bookLM.maxSeed + 1));
       update();
     });
@@ -257,23 +250,6 @@
       bars, maps, output, messages, result: () => result };
   }
 
-  function start(root) {
-    if (root.tcExplorer) return;
-    let state;
-    try {
-      state = JSON.parse(root.querySelector("script.tc-live-state").textContent);
-    } catch (err) {
-      root.textContent = "This explorer's settings could not be read.";
-      return;
-    }
-    const fallback = root.querySelector(".tc-live-fallback");
-    if (fallback) fallback.remove();
-    lmExplorer(root, state);
-  }
-
   window.tcLMExplorer = { readSettings, nextWordFigure, attentionFigure };
-  if (typeof document === "undefined") return; // Node, in the tests: the functions above only
-  const startAll = () => document.querySelectorAll('div.tc-live[data-explorer="lm"]').forEach(start);
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
-  else startAll();
+  explorers.register("lm", lmExplorer); // explorers.js starts it, as every explorer
 })();

@@ -16,7 +16,7 @@
   "use strict";
   const explorers = window.tcExplorers; // explorers.js: loaded first
   const { baseLayout, plotConfig, axisStyle, colorscale } = explorers;
-  const { el, labelled, select, setOptions, message, name, escapeHtml, sentenceCase, plotlyReady, debounce, NARROW } = explorers.dom;
+  const { el, labelled, select, setOptions, message, acceptText, name, escapeHtml, sentenceCase, plotlyReady, debounce, NARROW } = explorers.dom;
   const ROWS = ["scores", "masked", "weights"]; // figures.activations.ROWS
 
   const stageOf = (block) => (block.endsWith("final_norm") ? "final_norm" : block.slice(block.lastIndexOf(".") + 1));
@@ -167,15 +167,8 @@
 
     async function run() {
       const text = input.value;
-      try {
-        window.bookModel.checkText(text);
-      } catch (err) { // the figure keeps its last good sentence
-        message(messages, err.message, err.level);
-        return;
-      }
+      if (!acceptText(text, messages, button)) return; // refused: the figure keeps its last good sentence
       const ticket = ++busy;
-      button.disabled = true;
-      if (window.bookModel.loadMs === null) message(messages, window.bookModel.fill("loading", {}), "info");
       try {
         const r = await window.bookModel.activations(text);
         if (ticket === busy) { setResult(r); await draw(); }

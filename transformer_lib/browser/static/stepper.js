@@ -164,7 +164,7 @@
 
   function stepper(root, state) {
     // the page's DOM helpers and figure naming, shared with the attention explorer (explorers.js, loaded first)
-    const { el, labelled, name: nameFigure } = window.tcExplorers.dom;
+    const { el, labelled, acceptText, name: nameFigure } = window.tcExplorers.dom;
     function message(box, text, level) { // appended: a step may carry several notes
       box.appendChild(el("div", { class: `tc-message tc-${level || "info"}`, text }));
     }
@@ -232,16 +232,8 @@
     async function run() {
       const text = input.value;
       messages.textContent = "";
-      try {
-        bookModel.checkText(text);
-      } catch (err) {
-        clear();
-        message(messages, err.message, err.level);
-        return;
-      }
+      if (!acceptText(text, messages, button, clear)) return;
       const ticket = ++busy;
-      button.disabled = true;
-      if (bookModel.loadMs === null) message(messages, bookModel.fill("loading", {}), "info");
       try {
         const t = await bookModel.trace(text, { beam: Number(beam.value) });
         if (ticket === busy) show(t);
@@ -291,24 +283,6 @@
       get step() { return step; }, get trace() { return trace; } };
   }
 
-  function start(root) {
-    if (root.tcStepper) return;
-    root.tcStepper = true;
-    let state;
-    try {
-      state = JSON.parse(root.querySelector("script.tc-live-state").textContent);
-    } catch (err) {
-      root.textContent = "This stepper's settings could not be read.";
-      return;
-    }
-    const fallback = root.querySelector(".tc-live-fallback");
-    if (fallback) fallback.remove();
-    stepper(root, state);
-  }
-
   window.tcStepper = { candidateMarks, stepFigures, stepSummary, totalLogProb };
-  if (typeof document === "undefined") return; // Node, in the tests: the functions above only
-  const startAll = () => document.querySelectorAll('div.tc-live[data-explorer="stepper"]').forEach(start);
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
-  else startAll();
+  window.tcExplorers.register("stepper", stepper); // explorers.js starts it, as every explorer
 })();
