@@ -256,8 +256,10 @@ def test_train_rejects_bad_arguments():
         train(model, [], steps=1)
     with pytest.raises(TypeError, match="batches: expected objects with tensors"):
         train(model, [(1, 2, 3)], steps=1)
-    with pytest.raises(ValueError, match="eval_every: given without an evaluate"):
+    with pytest.raises(ValueError, match="evaluate: None, but eval_every=2 asks for an evaluation every 2 steps"):
         train(model, batches, steps=1, eval_every=2)
+    with pytest.raises(TypeError, match="callback: expected a function StepReport"):
+        train(model, batches, steps=1, callback=3)
     with pytest.raises(ValueError, match="time_budget_s"):
         train(model, batches, time_budget_s=-1)
     with pytest.raises(TypeError, match="steps"):

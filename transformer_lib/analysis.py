@@ -120,7 +120,7 @@ def _unit_rows(vectors: Tensor, vocab: Vocab) -> Tensor:
     check_vectors("vectors", vectors, vectors.shape[-1])  # floating point
     check_instance("vocab", vocab, Vocab, "a Vocab")
     if vectors.shape[0] != len(vocab):
-        raise ValueError(f"vectors: expected one row per word of the vocabulary ({len(vocab)}), got {vectors.shape[0]}")
+        raise ValueError(f"vectors: expected one row per word of vocab ({len(vocab)}), got {vectors.shape[0]}")
     return F.normalize(vectors.detach(), dim=-1)
 
 

@@ -121,6 +121,7 @@ def check_translation_model(model: object, src_vocab: object, tgt_vocab: object,
     """An encoder-decoder (``Seq2SeqModel``, a torch module) and the vocabularies of its two sides, each
     of the size the model's config says (``need_source=False``: the source vocabulary is not needed)."""
     check_instance("model", model, nn.Module, "an encoder-decoder model (a Transformer or Seq2SeqGRU)")
+    check_bool("need_source", need_source)
     for name in ("encode", "new_cache", "decode", "generator"):
         if not hasattr(model, name):
             raise TypeError(f"model: expected an encoder-decoder with .{name} (see decoding.Seq2SeqModel), "
@@ -433,6 +434,7 @@ def generate(model: Seq2SeqModel, src_ids: Tensor, tgt_vocab: Vocab, *, beam_siz
     check_translation_model(model, None, tgt_vocab, need_source=False)
     check_tensor("src_ids", src_ids)
     check_positive_int("beam_size", beam_size)
+    check_number("alpha", alpha, minimum=0.0)  # checked with greedy too: a bad alpha is a bad call either way
     if max_len is None:
         max_len = default_max_len(model, src_ids.shape[-1])
     special = dict(sos_id=tgt_vocab.sos_id, eos_id=tgt_vocab.eos_id, max_len=max_len, pad_id=tgt_vocab.pad_id)

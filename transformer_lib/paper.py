@@ -24,7 +24,7 @@ import torch
 
 from . import decoding, evaluation, positional_encoding, training
 from .pretrained import recipe
-from .validation import check_positive_int, check_token_list
+from .validation import check_instance, check_positive_int, check_token_list
 
 # The paper's values for the switches, read by the benchmark (``None``: the paper has none).
 PAPER: dict[str, object] = {
@@ -321,6 +321,7 @@ LEDGER: tuple[Departure, ...] = (
 
 
 def _row(key: object, name: str) -> Departure:
+    check_instance(name, key, str, "a row's key (str)")
     for departure in LEDGER:
         if departure.key == key:
             return departure

@@ -33,7 +33,7 @@ class Shown:
             self.text = format(value, spec)
         except (TypeError, ValueError) as error:  # named: format's own message names neither
             kind = TypeError if isinstance(error, TypeError) else ValueError
-            raise kind(f"spec: {shorten(repr(spec))} cannot format a {type(value).__name__} "
+            raise kind(f"value: a {type(value).__name__} that spec {shorten(repr(spec))} cannot format "
                        f"({shorten(str(error), 80)})") from None
 
     def __repr__(self) -> str:  # what jupyterlab-myst and the book show: no quotes

@@ -33,7 +33,7 @@ def check_sampling_args(temperature: object, top_k: object, top_p: object, gener
                         allow_greedy: bool = False) -> float:
     """The arguments every sampler shares; returns the temperature as a float."""
     # finite: inf would give NaN at -inf; 0 (greedy) only where the sampler offers it
-    if allow_greedy:
+    if check_bool("allow_greedy", allow_greedy):
         temperature = check_number("temperature", temperature, minimum=0.0)
     else:
         temperature = check_number("temperature", temperature, positive=True)

@@ -21,7 +21,15 @@ from plotly.subplots import make_subplots
 from torch import Tensor
 
 from ..capture import AttentionMaps
-from ..validation import check_choice, check_index, check_instance, check_int, check_iterable, check_token_list
+from ..validation import (
+    check_choice,
+    check_index,
+    check_instance,
+    check_int,
+    check_iterable,
+    check_token_list,
+    empty_or_wrong_type,
+)
 from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
 
 ATTENTION_KINDS = {
@@ -374,7 +382,7 @@ def weights_side_by_side_figure(weights: Mapping[str, Tensor], queries: Sequence
     on one colour scale (0 to 1), e.g. dot-product and additive attention on the same inputs."""
     _check_title(title)
     if not isinstance(weights, Mapping) or not weights:
-        raise TypeError("weights: expected a non-empty mapping of label -> (queries, keys) tensor")
+        raise empty_or_wrong_type(weights)("weights: expected a non-empty mapping of label -> (queries, keys) tensor")
     shapes = set()
     for label, matrix in weights.items():
         if not isinstance(matrix, Tensor) or matrix.dim() != 2:

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..lexicon import ADJECTIVES, DETERMINERS, NOUNS, PREPOSITIONS, PRONOUNS, VERBS
-from ..validation import check_token_list
+from ..validation import check_token_list, empty_or_wrong_type
 from .display import BOOK_TEMPLATE, MARKERS, PALETTE
 
 OTHER = "other"  # the label of words a grouping says nothing about
@@ -37,7 +37,8 @@ def embedding_scatter_figure(
     if len(words) != len(points):
         raise ValueError(f"words: expected one word per point ({len(points)}), got {len(words)}")
     if not isinstance(groupings, Mapping) or not groupings:
-        raise TypeError("groupings: expected a non-empty mapping of name -> one label (or None) per word")
+        raise empty_or_wrong_type(groupings)(
+            "groupings: expected a non-empty mapping of name -> one label (or None) per word")
     for name, labels in groupings.items():
         if isinstance(labels, str) or not isinstance(labels, Sequence):
             raise TypeError(f"groupings[{name!r}]: expected a list of labels (str or None), "

@@ -17,14 +17,14 @@ import torch
 from plotly.subplots import make_subplots
 
 from ..positional_encoding import RotaryEmbedding, sinusoidal_table
-from ..validation import check_even, check_int, check_positive_int
+from ..validation import check_even, check_int, check_positive_int, empty_or_wrong_type
 from .display import BOOK_TEMPLATE, DASHES, PALETTE
 
 
 def _check_range(name: str, value: object, low: int, high: int) -> tuple[int, int]:
     """``value`` is a (first, last) pair of ints with low <= first <= last <= high."""
     if not isinstance(value, Sequence) or len(value) != 2:
-        raise TypeError(f"{name}: expected a (first, last) pair of ints, got {value!r}")
+        raise empty_or_wrong_type(value)(f"{name}: expected a (first, last) pair of ints, got {value!r}")
     first, last = (check_int(f"{name}[{i}]", v) for i, v in enumerate(value))
     noun = {"dims": "dimension", "positions": "position"}.get(name, "value")
     # Said as a reader of the explorers would understand it (they show this message), naming the argument.
@@ -183,7 +183,7 @@ def positional_encoding_menu_figure(
     """The PE table, the sinusoidal similarity PE(m) · PE(n) and a RoPE score matrix, side by side,
     for each ``d_model`` in ``d_models``, chosen by a slider in the browser."""
     if isinstance(d_models, (str, bytes)) or not isinstance(d_models, Sequence) or not d_models:
-        raise TypeError(f"d_models: expected a non-empty sequence of even ints, got {d_models!r}")
+        raise empty_or_wrong_type(d_models)(f"d_models: expected a non-empty sequence of even ints, got {d_models!r}")
     for i, d_model in enumerate(d_models):
         check_even(f"d_models[{i}]", d_model, "an even number (sine and cosine pairs)")
     positions = _check_range("positions", positions, 0, MAX_POSITIONS)
@@ -231,7 +231,7 @@ def similarity_by_offset_figure(d_models: Sequence[int] = (16, 64, 256), max_off
 
     A dropdown shows one d_model at a time or all together (precomputed; no kernel needed)."""
     if isinstance(d_models, str) or not isinstance(d_models, Sequence) or not d_models:
-        raise TypeError(f"d_models: expected a non-empty sequence of even ints, got {d_models!r}")
+        raise empty_or_wrong_type(d_models)(f"d_models: expected a non-empty sequence of even ints, got {d_models!r}")
     for i, d_model in enumerate(d_models):
         check_even(f"d_models[{i}]", d_model, "an even number (sine and cosine pairs)")
     check_positive_int("max_offset", max_offset)

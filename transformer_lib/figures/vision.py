@@ -22,7 +22,8 @@ def patch_attention_figure(image: torch.Tensor, weights: torch.Tensor, patch: in
     rows, cols = h // patch, w // patch
     check_tensor("weights", weights)
     if weights.numel() != rows * cols:
-        raise ValueError(f"weights: expected {rows * cols} patch weights, got shape {tuple(weights.shape)}")
+        raise ValueError(f"weights: expected {rows * cols} patch weights (the patches of image), "
+                         f"got shape {tuple(weights.shape)}")
     grid = weights.detach().reshape(rows, cols).float()
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.18,
                         subplot_titles=("the image (8 x 8 pixels)", f"attention over {rows * cols} patches"))
