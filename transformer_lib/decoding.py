@@ -86,6 +86,7 @@ class Seq2SeqModel(Protocol):
 def max_decode_length(model: object) -> int | None:
     """The most tokens the model can generate: the positions its decoder can read (``config.max_len``
     for a ``Transformer``), or None if it has no such limit (the RNN)."""
+    check_instance("model", model, nn.Module, "a model (a torch module)")
     config = getattr(model, "config", None)
     if getattr(config, "positional", None) in ("sinusoidal", "learned", "rope"):
         return config.max_len

@@ -29,6 +29,7 @@ from ..validation import (
     check_iterable,
     check_token_list,
     empty_or_wrong_type,
+    shorten,
 )
 from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
 
@@ -125,8 +126,8 @@ def attention_figure(
         fig.update_yaxes(**axes["yaxis"], title_text=_GRID_AXIS_TITLES[1])
         fig.update_layout(title=dict(text=f"{title}, all {n_heads} heads"), height=330 * rows + 80)
     else:
-        if isinstance(head, str):
-            check_choice("head", head, ["all"])
+        if isinstance(head, str):  # a name other than "all": the wrong type for a head's index
+            raise TypeError(f'head: expected "all" or an int in [0, {n_heads}), got {shorten(repr(head))}')
         check_index("head", head, n_heads, '"all" or an int')
         fig = go.Figure(_heatmap(weights[head], queries, keys, name=f"head {head + 1}"))
         fig.update_layout(title=dict(text=f"{title}, head {head + 1}"), height=480, **_token_axes(queries, keys))

@@ -48,8 +48,8 @@ def gradient_norm_figure(
     (e.g. an LSTM) stay visible whatever the slider says, for comparison. All curves are
     precomputed, so the slider works in the static page.
     """
-    if not by_scale:
-        raise ValueError("by_scale: expected at least one recurrent scale")
+    if not isinstance(by_scale, Mapping) or not by_scale:
+        raise empty_or_wrong_type(by_scale)("by_scale: expected a mapping with at least one recurrent scale")
     fixed = {} if fixed is None else fixed
     length = _check_curves("by_scale", by_scale)
     _check_curves("fixed", fixed, length)

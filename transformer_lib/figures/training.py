@@ -136,7 +136,7 @@ def replay_curve_figure(curve: dict, steps: Sequence[int], step: int, window: in
     unknown = [s for s in steps if s not in valid]
     if unknown:
         raise ValueError(f"steps: expected steps of curve['valid_steps'], got {unknown[:3]}")
-    if step not in steps:
+    if check_int("step", step) not in steps:
         raise ValueError(f"step: expected one of steps {list(steps)}, got {step!r}")
     losses = [check_number(f"curve['train_loss'][{i}]", v) for i, v in enumerate(curve["train_loss"])]
     average = moving_average(losses, window)
@@ -163,7 +163,7 @@ def replay_curve_figure(curve: dict, steps: Sequence[int], step: int, window: in
 def replay_step_marker(step: int) -> dict:
     """The layout entries that mark ``step`` on ``replay_curve_figure``: a dashed vertical line and its
     label. The page moves the same marker (explorers.js) when the reader picks another snapshot."""
-    step = check_int("step", step)
+    step = check_int("step", step, minimum=0)
     return dict(
         shapes=[dict(type="line", x0=step, x1=step, xref="x", y0=0, y1=1, yref="paper",
                      line=dict(color="#333333", width=2, dash="dash"))],
