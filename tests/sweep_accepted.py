@@ -51,6 +51,7 @@ SIGNED_KNOB = ('a teaching knob of either sign: a negative forget bias shuts the
                'flips the recurrence')
 SIGNED_OFFSET = 'an offset before the position is a negative offset: the map is defined for every int'
 BEFORE_START = 'a step before 0 means settled from the start'
+NO_POSITION_TABLE = "a module without a positional table has no length limit, as the RNN has none"
 ANY_MODULE = 'takes any torch module: counts, captures, trains or strips what it has'
 ONE_TEXT = 'text is a str or a list of str (its type hint): one str is one text'
 SEARCHED_ONLY = ('training is only searched (sentence in training): an item that is no str can never match, so it '
@@ -159,8 +160,6 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
     ]),
     **_each(EMPTY, 'empty', [
         ('attention.padding_mask', 'ids'),
-        ('browser.page.live_explorer_html', 'dims'),
-        ('browser.page.live_explorer_html', 'positions'),
         ('browser.page.translation_payload', 'notes'),
         ('corpus.make_corpus', 'held_out'),
         ('decoding.next_token_logits', 'banned'),
@@ -491,8 +490,6 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
         ('batching.encode_pairs', 'pairs'),
         ('batching.make_batches', 'pairs'),
         ('batching.pad_sequences', 'sequences'),
-        ('browser.page.live_explorer_html', 'dims'),
-        ('browser.page.live_explorer_html', 'positions'),
         ('browser.page.translation_payload', 'notes'),
         ('corpus.make_corpus', 'held_out'),
         ('corpus.split_by_length', 'pairs'),
@@ -709,6 +706,17 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
     ]),
 }
 
+ACCEPTED.update(_each(REPEATED, "its first item twice", [  # (0, 0): the first dimension or position alone
+    ("browser.page.live_explorer_html", "dims"),
+    ("browser.page.live_explorer_html", "positions"),
+    ("figures.positions.check_positional_settings", "dims"),
+    ("figures.positions.check_positional_settings", "positions"),
+]))
+ACCEPTED.update(_each(NO_POSITION_TABLE, "an nn.Linear", [
+    ("decoding.default_max_len", "model"),
+    ("decoding.max_decode_length", "model"),
+]))
+
 KNOWN_DEFECTS: dict[tuple[str, str, str], str] = {
     **_each("a float16 input is promoted to the model's float32 (torch.cat), not refused", 'float16 dtype', [
         ('class_token.ClassTokenClassifier.encode', 'x'),
@@ -774,41 +782,6 @@ KNOWN_DEFECTS: dict[tuple[str, str, str], str] = {
     ]),
     **_each('src_ids is not checked (dtype, range, emptiness)', 'uint8 dtype', [
         ('decoding.check_decoding_args', 'src_ids'),
-    ]),
-    **_each("the positional explorer's settings go to the page unchecked", "'3'", [
-        ('browser.page.live_explorer_html', 'd_model'),
-    ]),
-    **_each("the positional explorer's settings go to the page unchecked", '-1', [
-        ('browser.page.live_explorer_html', 'd_model'),
-    ]),
-    **_each("the positional explorer's settings go to the page unchecked", '-1000000', [
-        ('browser.page.live_explorer_html', 'd_model'),
-    ]),
-    **_each("the positional explorer's settings go to the page unchecked", '2.5', [
-        ('browser.page.live_explorer_html', 'd_model'),
-    ]),
-    **_each("the positional explorer's settings go to the page unchecked", '3', [
-        ('browser.page.live_explorer_html', 'dims'),
-        ('browser.page.live_explorer_html', 'positions'),
-    ]),
-    **_each("the positional explorer's settings go to the page unchecked", '3.0', [
-        ('browser.page.live_explorer_html', 'd_model'),
-    ]),
-    **_each("the positional explorer's settings go to the page unchecked", 'None', [
-        ('browser.page.live_explorer_html', 'd_model'),
-        ('browser.page.live_explorer_html', 'dims'),
-        ('browser.page.live_explorer_html', 'positions'),
-    ]),
-    **_each("the positional explorer's settings go to the page unchecked", 'True', [
-        ('browser.page.live_explorer_html', 'd_model'),
-    ]),
-    **_each("the positional explorer's settings go to the page unchecked", '[None]', [
-        ('browser.page.live_explorer_html', 'dims'),
-        ('browser.page.live_explorer_html', 'positions'),
-    ]),
-    **_each("the positional explorer's settings go to the page unchecked", 'a string', [
-        ('browser.page.live_explorer_html', 'dims'),
-        ('browser.page.live_explorer_html', 'positions'),
     ]),
     **_each('weights of another shape than the patches are not refused', 'one dimension more', [
         ('figures.vision.patch_attention_figure', 'weights'),

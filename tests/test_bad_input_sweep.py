@@ -335,6 +335,8 @@ CALLS = {
     "figures.positions.similarity_by_offset": lambda: (positions.similarity_by_offset, dict(d_model=8,
                                                                                            max_offset=5)),
     "figures.positions.rope_scores": lambda: (positions.rope_scores, dict(d_head=4, positions=(0, 5), seed=0)),
+    "figures.positions.check_positional_settings": lambda: (positions.check_positional_settings, dict(
+        d_model=8, dims=(0, 3), positions=(0, 10))),
     "figures.positions.positional_encoding_figure": lambda: (positions.positional_encoding_figure, dict(
         d_model=8, dims=(0, 3), positions=(0, 10))),
     "figures.training.moving_average": lambda: (training_figures.moving_average, dict(values=[1.0, 2.0, 3.0],

@@ -165,8 +165,10 @@ def test_weights_side_by_side_share_one_colour_scale_and_keep_their_numbers():
 
 def test_weights_side_by_side_checks_its_arguments():
     w = torch.full((2, 3), 1 / 3)
-    with pytest.raises(TypeError, match="weights: expected a non-empty mapping"):
+    with pytest.raises(ValueError, match="weights: expected a non-empty mapping"):  # a mapping: the wrong value
         weights_side_by_side_figure({}, ["a", "b"], ["x", "y", "z"])
+    with pytest.raises(TypeError, match="weights: expected a non-empty mapping"):  # no mapping: the wrong type
+        weights_side_by_side_figure([w], ["a", "b"], ["x", "y", "z"])
     with pytest.raises(TypeError, match=r"weights\['b'\]: expected a 2-d"):
         weights_side_by_side_figure({"a": w, "b": w[None]}, ["a", "b"], ["x", "y", "z"])
     with pytest.raises(ValueError, match="weights: expected matrices of one shape"):

@@ -250,7 +250,7 @@ def test_shuffle_changes_batch_order_per_epoch_deterministically():
 
 def test_train_rejects_bad_arguments():
     model, batches = tiny_model(0), to_batches(reverse_pairs(4), 2)
-    with pytest.raises(ValueError, match="give at least one"):
+    with pytest.raises(ValueError, match="options: None and no knobs: give a TrainingOptions, or steps"):
         train(model, batches)
     with pytest.raises(ValueError, match="batches: expected at least one batch"):
         train(model, [], steps=1)

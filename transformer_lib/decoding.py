@@ -83,10 +83,11 @@ class Seq2SeqModel(Protocol):
 # --------------------------------------------------------------------------- shared pieces
 
 
-def max_decode_length(model: object) -> int | None:
+def max_decode_length(model: nn.Module | None) -> int | None:
     """The most tokens the model can generate: the positions its decoder can read (``config.max_len``
     for a ``Transformer``), or None if it has no such limit (the RNN)."""
-    check_instance("model", model, nn.Module, "a model (a torch module)")
+    if model is not None:  # None: no model, no limit
+        check_instance("model", model, nn.Module, "a model (a torch module) or None")
     config = getattr(model, "config", None)
     if getattr(config, "positional", None) in ("sinusoidal", "learned", "rope"):
         return config.max_len
@@ -419,7 +420,7 @@ MAX_LEN_PER_SOURCE_TOKEN = 2
 MAX_LEN_EXTRA = 10
 
 
-def default_max_len(model: object, src_len: int) -> int:
+def default_max_len(model: nn.Module | None, src_len: int) -> int:
     """How many tokens a translation may take: twice the source length plus 10, capped by the
     model's positional table (``max_decode_length``)."""
     check_int("src_len", src_len, minimum=1)

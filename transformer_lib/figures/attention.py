@@ -21,16 +21,7 @@ from plotly.subplots import make_subplots
 from torch import Tensor
 
 from ..capture import AttentionMaps
-from ..validation import (
-    check_choice,
-    check_index,
-    check_instance,
-    check_int,
-    check_iterable,
-    check_token_list,
-    empty_or_wrong_type,
-    shorten,
-)
+from ..validation import check_choice, check_index, check_instance, check_int, check_iterable, check_token_list
 from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
 
 ATTENTION_KINDS = {
@@ -127,7 +118,7 @@ def attention_figure(
         fig.update_layout(title=dict(text=f"{title}, all {n_heads} heads"), height=330 * rows + 80)
     else:
         if isinstance(head, str):  # a name other than "all": the wrong type for a head's index
-            raise TypeError(f'head: expected "all" or an int in [0, {n_heads}), got {shorten(repr(head))}')
+            raise TypeError(f'head: expected "all" or an int in [0, {n_heads}), got {head!r:.40}')
         check_index("head", head, n_heads, '"all" or an int')
         fig = go.Figure(_heatmap(weights[head], queries, keys, name=f"head {head + 1}"))
         fig.update_layout(title=dict(text=f"{title}, head {head + 1}"), height=480, **_token_axes(queries, keys))
@@ -383,7 +374,8 @@ def weights_side_by_side_figure(weights: Mapping[str, Tensor], queries: Sequence
     on one colour scale (0 to 1), e.g. dot-product and additive attention on the same inputs."""
     _check_title(title)
     if not isinstance(weights, Mapping) or not weights:
-        raise empty_or_wrong_type(weights)("weights: expected a non-empty mapping of label -> (queries, keys) tensor")
+        raise (ValueError if isinstance(weights, Mapping) else TypeError)(  # an empty mapping: a wrong value
+            "weights: expected a non-empty mapping of label -> (queries, keys) tensor")
     shapes = set()
     for label, matrix in weights.items():
         if not isinstance(matrix, Tensor) or matrix.dim() != 2:

@@ -44,6 +44,17 @@ MAX_POSITIONS = 512
 MAX_WAVES = 16  # lines in one wave plot; more become unreadable
 
 
+def check_positional_settings(d_model: object, dims: object, positions: object
+                              ) -> tuple[int, tuple[int, int], tuple[int, int]]:
+    """The positional explorer's settings (``positional_encoding_figure``'s, and the page's)."""
+    d_model = _check_d_model(d_model)
+    first_dim, last_dim = _check_range("dims", dims, 0, d_model - 1)
+    if last_dim - first_dim + 1 > MAX_WAVES:
+        raise ValueError(f"dims: dimensions {first_dim} to {last_dim} are {last_dim - first_dim + 1} waves; "
+                         f"at most {MAX_WAVES} fit in one plot: choose a shorter range.")
+    return d_model, (first_dim, last_dim), _check_range("positions", positions, 0, MAX_POSITIONS)
+
+
 def _table(d_model: int, positions: tuple[int, int]) -> np.ndarray:
     first, last = positions
     return sinusoidal_table(last + 1, d_model)[first:].numpy()  # (positions, d_model)
@@ -100,12 +111,7 @@ def positional_encoding_figure(
     (position by dimension); bottom left, PE(m) · PE(n) for every pair of positions; bottom right,
     a RoPE query-key score for the same positions. Both matrices depend on m - n only.
     """
-    _check_d_model(d_model)
-    first_dim, last_dim = _check_range("dims", dims, 0, d_model - 1)
-    if last_dim - first_dim + 1 > MAX_WAVES:
-        raise ValueError(f"dims: dimensions {first_dim} to {last_dim} are {last_dim - first_dim + 1} waves; "
-                         f"at most {MAX_WAVES} fit in one plot: choose a shorter range.")
-    positions = _check_range("positions", positions, 0, MAX_POSITIONS)
+    d_model, (first_dim, last_dim), positions = check_positional_settings(d_model, dims, positions)
     table = _table(d_model, positions)
     x = np.arange(positions[0], positions[1] + 1)
     fig = make_subplots(rows=2, cols=2, horizontal_spacing=0.12, vertical_spacing=0.14, subplot_titles=[
