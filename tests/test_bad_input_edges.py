@@ -163,7 +163,7 @@ def test_attention_with_zero_width_heads_is_refused_not_nan():
     (lambda: TrainingHistory().record(None, 1.0), TypeError, "result"),
     (lambda: ledger(["data", "no such row"]), ValueError, "keys[1]"),
     (lambda: ledger("data"), TypeError, "keys"),
-    (lambda: shown(None, ".2f"), TypeError, "spec"),
+    (lambda: shown(None, ".2f"), TypeError, "value"),
     (lambda: makes_sense(None), TypeError, "sentence"),
     (lambda: text_alternative(None), TypeError, "blocks"),
     (lambda: TextData([("a", "b")], VOCAB).from_tokens(None), TypeError, "tokens"),

@@ -1,7 +1,9 @@
 """The bad-input sweep (issue 26): every public callable of transformer_lib, found by walking the package,
-has a valid call here (or a stated reason to stand outside the sweep); hypothesis then replaces one
-argument at a time by a value of the wrong type, shape or dtype, NaN, an infinity or a negative number.
-Each call must succeed or raise a TypeError or ValueError that names the argument (``bad_input_sweep``).
+has a valid call here (or a stated reason to stand outside the sweep); the sweep then replaces one
+argument at a time by each value of the wrong type, shape or dtype, NaN, an infinity or a negative number
+(``bad_input_sweep.bad_values``). Each case must be refused, with a TypeError (wrong type) or ValueError
+(wrong value) whose message names the argument replaced, or be one ``sweep_accepted.ACCEPTED`` lists, with
+the reason the library takes that value (``bad_input_sweep.check_outcome``).
 
 A new public function fails ``test_every_public_callable_is_in_the_sweep`` until it gets a valid call
 below: the sweep grows with the library. The number of cases run is printed at the end (``-s``).
@@ -9,13 +11,13 @@ below: the sweep grows with the library. The number of cases run is printed at t
 
 from __future__ import annotations
 
+import collections
 import inspect
 import random
+from functools import partial
 
 import pytest
 import torch
-from hypothesis import Phase, given, settings
-from hypothesis import strategies as st
 
 from transformer_lib import (
     analysis,
@@ -70,7 +72,15 @@ from transformer_lib.train import data as train_data
 from transformer_lib.vocabulary import SpecialIds
 
 from . import sweep_calls_agreement, sweep_calls_beyond, sweep_calls_errors, sweep_calls_explorer
-from .bad_input_sweep import SWEEP_COUNT, bad_values, check_outcome, public_callables
+from .bad_input_sweep import (
+    SWEEP_COUNT,
+    SWEEP_OUTCOMES,
+    bad_values,
+    check_outcome,
+    none_is_documented,
+    public_callables,
+)
+from .sweep_accepted import ACCEPTED, KNOWN_DEFECTS
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran"]
 VOCAB = Vocab(WORDS)  # 12 tokens with the four specials
@@ -330,6 +340,8 @@ CALLS = {
     "figures.positions.similarity_by_offset": lambda: (positions.similarity_by_offset, dict(d_model=8,
                                                                                            max_offset=5)),
     "figures.positions.rope_scores": lambda: (positions.rope_scores, dict(d_head=4, positions=(0, 5), seed=0)),
+    "figures.positions.check_positional_settings": lambda: (positions.check_positional_settings, dict(
+        d_model=8, dims=(0, 3), positions=(0, 10))),
     "figures.positions.positional_encoding_figure": lambda: (positions.positional_encoding_figure, dict(
         d_model=8, dims=(0, 3), positions=(0, 10))),
     "figures.training.moving_average": lambda: (training_figures.moving_average, dict(values=[1.0, 2.0, 3.0],
@@ -451,6 +463,10 @@ CALLS = {
         steps=3, epochs=1, time_budget_s=10.0, warmup=4, lr_scale=1.0, label_smoothing=0.1, clip_norm=1.0,
         pad_id=0, seed=0, shuffle=True, device="cpu", eval_every=1, progress=False)),
     "training_step.training_step": lambda: (training.training_step, _step_arguments()),
+    "training.train": lambda: (training.train, dict(  # two steps of a d_model-8 model: a fraction of a second
+        model=models.Transformer(CONFIG), batches=[_batch(), _batch()], options=training.TrainingOptions(
+            steps=2, warmup=2, eval_every=1, progress=False), evaluate=lambda model: {"score": 1.0},
+        callback=lambda report: None)),
     "training_step.check_batch": lambda: (training.check_batch, dict(
         batch=tokenization.collate([([4, 5], [6]), ([7], [8, 9])], VOCAB), name="batch", index=None)),
     "training.batch_order": lambda: (training.batch_order, dict(n_batches=3, epoch=1, seed=0, shuffle=True)),
@@ -534,12 +550,15 @@ def _kv_cache() -> multi_head_attention.KVCache:
     return multi_head_attention.KVCache(key=Q4.clone(), value=Q4.clone())
 
 
+def _batch() -> tokenization.Batch:
+    return tokenization.collate([([4, 5, 6], [4, 5]), ([7], [8, 9, 10])], VOCAB)
+
+
 def _step_arguments() -> dict:
     model = models.Transformer(CONFIG)
     options = training.TrainingOptions(steps=1)
     optimizer, scheduler = training.schedule_for(model, options)
-    batch = tokenization.collate([([4, 5, 6], [4, 5]), ([7], [8, 9, 10])], VOCAB)
-    return dict(model=model, batch=batch, optimizer=optimizer, scheduler=scheduler, options=options,
+    return dict(model=model, batch=_batch(), optimizer=optimizer, scheduler=scheduler, options=options,
                 token_total=None)
 
 
@@ -630,7 +649,6 @@ def _exempt(name: str, value: object) -> str | None:
 
 OTHER_EXEMPT = {
     "language_model.train_language_model": SLOW,
-    "training.train": SLOW,
     "optimiser.warmup_scheduler": "wraps torch's LambdaLR around an optimizer; its numbers go to transformer_lr",
     "measure.best_time": "times a callable the caller writes (tests/test_measure.py)",
     "checkpoint.save_checkpoint": "writes files: tests/test_checkpoint.py tests its arguments",
@@ -692,25 +710,56 @@ def test_the_valid_call_works(name):
 ARGUMENTS = [(name, argument) for name in sorted(CALLS) for argument in CALLS[name]()[1]]
 
 
+def sweep_argument(name: str, argument: str) -> list[str]:
+    """Every bad value of ``argument`` in ``CALLS[name]``'s valid call, one case each (``check_outcome``):
+    what went wrong, one line per case (empty: each was refused naming ``argument``, or is in ACCEPTED)."""
+    findings = []
+    for bad in bad_values(CALLS[name]()[1][argument]):
+        function, kwargs = CALLS[name]()
+        kwargs[argument] = bad.value
+        random.seed(0)
+        torch.manual_seed(0)
+        key = (name, argument, bad.label)
+        documented = bad.value is None and none_is_documented(function, argument)
+        accepted = "its type hint or default says None" if documented else ACCEPTED.get(key)
+        if key in KNOWN_DEFECTS:
+            accepted = f"a known defect: {KNOWN_DEFECTS[key]}"
+        try:
+            outcome = check_outcome(f"{name}({argument}={bad.label})", partial(function, **kwargs), argument, bad,
+                                    accepted, documented)
+            SWEEP_OUTCOMES[key] = "known defect" if key in KNOWN_DEFECTS and outcome == "accepted" else outcome
+        except AssertionError as finding:
+            findings.append(str(finding))
+    return findings
+
+
 @pytest.mark.parametrize("name, argument", ARGUMENTS, ids=[f"{n}-{a}" for n, a in ARGUMENTS])
-@settings(max_examples=8, phases=[Phase.explicit, Phase.generate])  # no shrinking: each case is one value
-@given(data=st.data())
-def test_a_bad_argument_is_named(name, argument, data):
-    function, kwargs = CALLS[name]()
-    bad = data.draw(bad_values(kwargs[argument]), label=argument)
-    kwargs[argument] = bad
-    random.seed(0)
-    torch.manual_seed(0)
-    check_outcome(f"{name}({argument}={bad!r:.80})", lambda: function(**kwargs), [argument, *kwargs])
+def test_a_bad_argument_is_refused_by_name(name, argument):
+    findings = sweep_argument(name, argument)
+    assert not findings, "\n".join(findings)
+
+
+def test_every_acceptance_names_a_case_and_says_why():
+    labels = {(name, argument): {bad.label for bad in bad_values(CALLS[name]()[1][argument])}
+              for name, argument in ARGUMENTS}
+    unknown = [key for key in [*ACCEPTED, *KNOWN_DEFECTS] if key[2] not in labels.get(key[:2], ())]
+    assert not unknown, f"ACCEPTED or KNOWN_DEFECTS names cases the sweep does not run: {unknown}"
+    assert not set(ACCEPTED) & set(KNOWN_DEFECTS)
+    assert all(isinstance(reason, str) and len(reason) > 20 for reason in [*ACCEPTED.values(), *KNOWN_DEFECTS.values()])
 
 
 def test_report_the_number_of_cases(capsys):
-    """Runs last in this file (pytest keeps the order): prints how many cases the sweep ran."""
+    """Runs last in this file (pytest keeps the order): prints how many cases the sweep ran, refused and
+    accepted; every acceptance it met is one ACCEPTED lists."""
+    outcomes = collections.Counter(SWEEP_OUTCOMES.values())
+    accepted = [key for key, outcome in SWEEP_OUTCOMES.items() if outcome == "accepted"]
+    by_signature = [key for key in accepted if key not in ACCEPTED]
     with capsys.disabled():
-        print(f"\nbad-input sweep: {SWEEP_COUNT['cases']} cases over {len(ARGUMENTS)} arguments of "
-              f"{len(CALLS)} callables")
-    before = SWEEP_COUNT["cases"]
-    check_outcome("a planted call", lambda: None, ["x"])  # every call of check_outcome is one case
-    with pytest.raises(AssertionError, match="does not start with one of"):  # and a wrong name is a finding
-        check_outcome("a planted refusal", lambda: (_ for _ in ()).throw(ValueError("y: bad")), ["x"])
-    assert SWEEP_COUNT["cases"] == before + 2
+        print(f"\nbad-input sweep: {SWEEP_COUNT['cases']} cases over {len(ARGUMENTS)} arguments of {len(CALLS)} "
+              f"callables: {outcomes['refused']} refused naming the argument, {len(accepted) - len(by_signature)} "
+              f"accepted as ACCEPTED lists ({len(ACCEPTED)} listed), {len(by_signature)} a None the signature "
+              f"allows, {outcomes['known defect']} known defects still open ({len(KNOWN_DEFECTS)} listed)")
+    assert sum(outcomes.values()) == len(SWEEP_OUTCOMES) <= SWEEP_COUNT["cases"]
+    assert set(outcomes) <= {"refused", "accepted", "known defect"}
+    assert all(key[2] == "None" for key in by_signature)
+    assert {key for key, outcome in SWEEP_OUTCOMES.items() if outcome == "known defect"} <= set(KNOWN_DEFECTS)

@@ -81,12 +81,14 @@ def test_bad_input_is_named(shipped) -> None:
     model, src_vocab, tgt_vocab = shipped
     with pytest.raises(ValueError, match=r"errors\[0\]"):
         wrong_word_rows(model, [(SOURCE, REFERENCE, REFERENCE)], src_vocab, tgt_vocab)  # not wrong
-    with pytest.raises(TypeError, match="errors"):
+    with pytest.raises(ValueError, match="errors"):  # a list, empty: the wrong value
         wrong_word_rows(model, [], src_vocab, tgt_vocab)
     with pytest.raises(TypeError, match="model"):
         own_word_weights("model", [("a", "b")], src_vocab, tgt_vocab)
-    with pytest.raises(TypeError, match="rows"):
+    with pytest.raises(ValueError, match="rows"):  # a list, empty: the wrong value
         wrong_word_rows_figure([])
+    with pytest.raises(TypeError, match="rows"):
+        wrong_word_rows_figure("rows")
     with pytest.raises(TypeError, match=r"rows\[0\]"):
         wrong_word_rows_figure(["row"])
 

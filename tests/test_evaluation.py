@@ -82,7 +82,7 @@ def test_evaluate_translation_scores_what_the_model_says():
 
 
 def test_evaluation_rejects_bad_inputs():
-    with pytest.raises(ValueError, match=r"references: expected one reference per hypothesis \(2\), got 1"):
+    with pytest.raises(ValueError, match=r"references: expected one reference per item of hypotheses \(2\), got 1"):
         exact_match(["a", "b"], ["a"])
     with pytest.raises(TypeError, match=r"hypotheses\[1\]: expected a str"):
         bleu(["a", 3], ["a", "b"])

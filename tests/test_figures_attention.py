@@ -59,14 +59,14 @@ def test_attention_figure_all_heads_is_a_grid(maps: AttentionMaps) -> None:
     assert gap == pytest.approx(min(0.25, max(0.1, (8 * longest + 50) / 500)), abs=1e-6)
 
 
-@pytest.mark.parametrize(("kwargs", "message"), [
-    (dict(kind="self"), "kind: expected one of"),
-    (dict(kind="decoder_self", layer=1), r"layer: expected an int in \[0, 1\) for decoder_self, got 1"),
-    (dict(head=2), r"head: expected \"all\" or an int in \[0, 2\), got 2"),
-    (dict(head="every"), "head: expected"),
+@pytest.mark.parametrize(("kwargs", "error", "message"), [
+    (dict(kind="self"), ValueError, "kind: expected one of"),
+    (dict(kind="decoder_self", layer=1), ValueError, r"layer: expected an int in \[0, 1\) for decoder_self, got 1"),
+    (dict(head=2), ValueError, r"head: expected \"all\" or an int in \[0, 2\), got 2"),
+    (dict(head="every"), TypeError, r"head: expected \"all\" or an int in \[0, 2\), got 'every'"),
 ])
-def test_attention_figure_names_the_bad_argument(maps: AttentionMaps, kwargs: dict, message: str) -> None:
-    with pytest.raises(ValueError, match=message):
+def test_attention_figure_names_the_bad_argument(maps: AttentionMaps, kwargs: dict, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
         attention_figure(maps, **kwargs)
 
 
@@ -165,8 +165,10 @@ def test_weights_side_by_side_share_one_colour_scale_and_keep_their_numbers():
 
 def test_weights_side_by_side_checks_its_arguments():
     w = torch.full((2, 3), 1 / 3)
-    with pytest.raises(TypeError, match="weights: expected a non-empty mapping"):
+    with pytest.raises(ValueError, match="weights: expected a non-empty mapping"):  # a mapping: the wrong value
         weights_side_by_side_figure({}, ["a", "b"], ["x", "y", "z"])
+    with pytest.raises(TypeError, match="weights: expected a non-empty mapping"):  # no mapping: the wrong type
+        weights_side_by_side_figure([w], ["a", "b"], ["x", "y", "z"])
     with pytest.raises(TypeError, match=r"weights\['b'\]: expected a 2-d"):
         weights_side_by_side_figure({"a": w, "b": w[None]}, ["a", "b"], ["x", "y", "z"])
     with pytest.raises(ValueError, match="weights: expected matrices of one shape"):

@@ -35,8 +35,10 @@ def test_a_decoding_row_is_left_out_of_the_loss():
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="results: expected"):
+    with pytest.raises(TypeError, match="results: expected"):  # no mapping: the wrong type
         ledger_effects_figure([], "bleu")
+    with pytest.raises(ValueError, match="results: expected"):  # a mapping without 'rows': the wrong value
+        ledger_effects_figure({"runs": []}, "bleu")
     with pytest.raises(ValueError, match="measure"):
         ledger_effects_figure(fake_results(), "accuracy")
 

@@ -105,7 +105,7 @@ def test_serialisation_round_trip(vocabs) -> None:
         (lambda v: Vocab(["a", "a"]), ValueError, "duplicates"),
         (lambda v: Vocab(["a b"]), ValueError, "whitespace"),
         (lambda v: Vocab.from_dict({"itos": ["a", "b"]}), ValueError, "specials"),
-        (lambda v: Vocab.from_dict(["a"]), ValueError, "itos"),
+        (lambda v: Vocab.from_dict(["a"]), TypeError, "itos"),
     ],
 )
 def test_vocab_rejects_bad_input(call, error: type, match: str) -> None:

@@ -251,14 +251,16 @@ def test_shuffle_changes_batch_order_per_epoch_deterministically():
 
 def test_train_rejects_bad_arguments():
     model, batches = tiny_model(0), to_batches(reverse_pairs(4), 2)
-    with pytest.raises(ValueError, match="give at least one"):
+    with pytest.raises(ValueError, match="options: None and no knobs: give a TrainingOptions, or steps"):
         train(model, batches)
     with pytest.raises(ValueError, match="batches: expected at least one batch"):
         train(model, [], steps=1)
     with pytest.raises(TypeError, match="batches: expected objects with tensors"):
         train(model, [(1, 2, 3)], steps=1)
-    with pytest.raises(ValueError, match="eval_every: given without an evaluate"):
+    with pytest.raises(ValueError, match="evaluate: None, but eval_every=2 asks for an evaluation every 2 steps"):
         train(model, batches, steps=1, eval_every=2)
+    with pytest.raises(TypeError, match="callback: expected a function StepReport"):
+        train(model, batches, steps=1, callback=3)
     with pytest.raises(ValueError, match="time_budget_s"):
         train(model, batches, time_budget_s=-1)
     with pytest.raises(TypeError, match="steps"):

@@ -203,7 +203,8 @@ def linear_probe(train_x: Tensor, train_y: Tensor, test_x: Tensor, ridge: float 
         check_instance(name, x, Tensor, "a (N, d) tensor")
         check_finite(name, x)
         if x.dim() != 2 or x.shape[1] != train_x.shape[1] or x.shape[0] == 0:
-            raise ValueError(f"{name}: expected (N, {train_x.shape[1]}) with N >= 1, got {tuple(x.shape)}")
+            raise ValueError(f"{name}: expected (N, {train_x.shape[1]}) with N >= 1 (the width of train_x), "
+                             f"got {tuple(x.shape)}")
     check_instance("train_y", train_y, Tensor, "an (N,) tensor of 0/1 labels")
     if train_y.shape != train_x.shape[:1]:
         raise ValueError(f"train_y: expected shape ({len(train_x)},) like train_x's rows, got {tuple(train_y.shape)}")

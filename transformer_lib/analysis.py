@@ -34,10 +34,12 @@ from .encoder import Encoder, EncoderLayer
 from .models import Transformer
 from .tokenization import Vocab, pad_sequences
 from .validation import (
+    check_finite,
     check_index,
     check_instance,
     check_int,
     check_ndim,
+    check_nonempty,
     check_pairs,
     check_positive_int,
     check_token_list,
@@ -118,9 +120,11 @@ def contextual_occurrences(
 def _unit_rows(vectors: Tensor, vocab: Vocab) -> Tensor:
     check_ndim("vectors", vectors, 2, "(vocab_size, d_model)")
     check_vectors("vectors", vectors, vectors.shape[-1])  # floating point
+    check_nonempty("vectors", vectors, dim=-1)
+    check_finite("vectors", vectors)
     check_instance("vocab", vocab, Vocab, "a Vocab")
     if vectors.shape[0] != len(vocab):
-        raise ValueError(f"vectors: expected one row per word of the vocabulary ({len(vocab)}), got {vectors.shape[0]}")
+        raise ValueError(f"vectors: expected one row per word of vocab ({len(vocab)}), got {vectors.shape[0]}")
     return F.normalize(vectors.detach(), dim=-1)
 
 
@@ -156,7 +160,8 @@ def analogy_ranks(vectors: Tensor, vocab: Vocab, pairs: Sequence[tuple[str, str]
     ranks them. Returns a 1-D tensor of ranks, len(pairs) * (len(pairs) - 1) of them."""
     unit = _unit_rows(vectors, vocab)
     if isinstance(pairs, str) or not isinstance(pairs, Sequence) or len(pairs) < 2:
-        raise ValueError(f"pairs: expected at least two (word, word) pairs, got {pairs!r:.60}")
+        kind = ValueError if isinstance(pairs, Sequence) and not isinstance(pairs, str) else TypeError
+        raise kind(f"pairs: expected at least two (word, word) pairs, got {pairs!r:.60}")
     ids = [(_word_id(vocab, a, f"pairs[{n}][0]"), _word_id(vocab, b, f"pairs[{n}][1]"))
            for n, (a, b) in enumerate(pairs)]
     ranks = []

@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .validation import (
+    check_bool,
     check_dtype,
     check_finite,
     check_id_dtype,
@@ -184,6 +185,7 @@ def scaled_dot_product_attention(
     """
     _check_qkv(query, key, value)
     check_probability("dropout_p", dropout_p)
+    check_bool("need_weights", need_weights)
     batch, heads, n_queries, _ = query.shape
     check_mask("mask", mask, (batch, heads, n_queries, key.shape[2]))
     if mask is not None and mask.dim() == 3:

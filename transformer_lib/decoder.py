@@ -48,7 +48,7 @@ def check_memory(memory: Tensor, x: Tensor, cross_attn: MultiHeadAttention) -> N
     dtype = module_dtype(cross_attn.w_k.weight)
     check_features("memory", memory, cross_attn.d_model, "(batch, src_len, d_model)", dtype)
     if memory.shape[0] != x.shape[0]:
-        raise ValueError(f"memory: expected batch size {x.shape[0]} like the decoder input, "
+        raise ValueError(f"memory: expected batch size {x.shape[0]} like x (the decoder input), "
                          f"got shape {tuple(memory.shape)}")
     check_finite("memory", memory)  # named here: attention would call a NaN in it "key"
 

@@ -84,9 +84,11 @@ class Seq2SeqModel(Protocol):
 # --------------------------------------------------------------------------- shared pieces
 
 
-def max_decode_length(model: object) -> int | None:
+def max_decode_length(model: nn.Module | None) -> int | None:
     """The most tokens the model can generate: the positions its decoder can read (``config.max_len``
     for a ``Transformer``), or None if it has no such limit (the RNN)."""
+    if model is not None:  # None: no model, no limit
+        check_instance("model", model, nn.Module, "a model (a torch module) or None")
     config = getattr(model, "config", None)
     if getattr(config, "positional", None) in ("sinusoidal", "learned", "rope"):
         return config.max_len
@@ -121,6 +123,7 @@ def check_translation_model(model: object, src_vocab: object, tgt_vocab: object,
     """An encoder-decoder (``Seq2SeqModel``, a torch module) and the vocabularies of its two sides, each
     of the size the model's config says (``need_source=False``: the source vocabulary is not needed)."""
     check_instance("model", model, nn.Module, "an encoder-decoder model (a Transformer or Seq2SeqGRU)")
+    check_bool("need_source", need_source)
     for name in ("encode", "new_cache", "decode", "generator"):
         if not hasattr(model, name):
             raise TypeError(f"model: expected an encoder-decoder with .{name} (see decoding.Seq2SeqModel), "
@@ -410,7 +413,7 @@ MAX_LEN_PER_SOURCE_TOKEN = 2
 MAX_LEN_EXTRA = 10
 
 
-def default_max_len(model: object, src_len: int) -> int:
+def default_max_len(model: nn.Module | None, src_len: int) -> int:
     """How many tokens a translation may take: twice the source length plus 10, capped by the
     model's positional table (``max_decode_length``)."""
     check_int("src_len", src_len, minimum=1)
@@ -426,6 +429,7 @@ def generate(model: Seq2SeqModel, src_ids: Tensor, tgt_vocab: Vocab, *, beam_siz
     check_translation_model(model, None, tgt_vocab, need_source=False)
     check_tensor("src_ids", src_ids)
     check_positive_int("beam_size", beam_size)
+    check_number("alpha", alpha, minimum=0.0)  # checked with greedy too: a bad alpha is a bad call either way
     if max_len is None:
         max_len = default_max_len(model, src_ids.shape[-1])
     if beam_size == 1:

@@ -25,7 +25,7 @@ from .decoding import check_translation_model
 from .models import Transformer
 from .oracle import first_difference, source_positions
 from .tokenization import Vocab, pad_sequences
-from .validation import check_instance, check_pairs, check_token_list
+from .validation import check_instance, check_pairs, check_token_list, empty_or_wrong_type
 
 END = "(end)"  # the reference ended where the output went on
 
@@ -80,7 +80,8 @@ def wrong_word_rows(model: Transformer, errors: Sequence[tuple[str, str, str]], 
     check_instance("model", model, Transformer, "a transformer_lib.models.Transformer")
     check_translation_model(model, src_vocab, tgt_vocab)
     if isinstance(errors, str) or not isinstance(errors, Sequence) or not errors:
-        raise TypeError(f"errors: expected a non-empty sequence of (source, output, reference), got {errors!r:.60}")
+        raise empty_or_wrong_type(errors)(
+            f"errors: expected a non-empty sequence of (source, output, reference), got {errors!r:.60}")
     triples = [tuple(check_token_list(f"errors[{i}]", e, item="sentence")) for i, e in enumerate(errors)]
     for i, triple in enumerate(triples):
         if len(triple) != 3 or triple[1].split() == triple[2].split():

@@ -48,7 +48,7 @@ def _check_aligned(hypotheses: object, references: object) -> tuple[list[str], l
     references = _check_strings("references", references)
     if len(hypotheses) != len(references):
         raise ValueError(
-            f"references: expected one reference per hypothesis ({len(hypotheses)}), got {len(references)}"
+            f"references: expected one reference per item of hypotheses ({len(hypotheses)}), got {len(references)}"
         )
     if not hypotheses:
         raise ValueError("hypotheses: expected at least one sentence, got none")

@@ -40,6 +40,7 @@ from .validation import (
     check_token_ids,
     check_token_list,
     check_vocab_size,
+    empty_or_wrong_type,
 )
 
 
@@ -225,7 +226,8 @@ def sample_shares(drawn: Sequence[SampledSentence], training: Sequence[str]) -> 
     grammar makes and its sampler could draw), "nonsense" (grammatical, with a pairing the sampler never
     draws), "ungrammatical". The four kinds add up to 1: every sentence is decided, none is left unverified."""
     if not isinstance(drawn, Sequence) or not drawn or not all(isinstance(s, SampledSentence) for s in drawn):
-        raise TypeError(f"drawn: expected a non-empty list of SampledSentence (sample_sentences), got {drawn!r:.80}")
+        raise empty_or_wrong_type(drawn)(
+            f"drawn: expected a non-empty list of SampledSentence (sample_sentences), got {drawn!r:.80}")
     trained = set(check_token_list("training", training, item="sentence"))
     n = len(drawn)
     kinds = Counter(classify_sentence(s.text, trained) for s in drawn)

@@ -52,6 +52,8 @@ def label_smoothed_cross_entropy(
     check_id_dtype("target", target)
     if logits.dim() == 0:
         raise ValueError("logits: expected a class dimension, shape (..., V), got a 0-d tensor")
+    if logits.shape[-1] == 0:
+        raise ValueError(f"logits: expected at least one class, got shape {tuple(logits.shape)}")
     if logits.shape[:-1] != target.shape:
         raise ValueError(
             f"target: expected shape {tuple(logits.shape[:-1])} (logits without the class dimension), "

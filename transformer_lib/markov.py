@@ -165,7 +165,7 @@ class HandSetAgreement(nn.Module):
 
     def __init__(self, sharpness: float = 40.0, max_len: int = 64) -> None:
         super().__init__()
-        sharpness = check_number("sharpness", sharpness)
+        sharpness = check_number("sharpness", sharpness, positive=True)
         check_positive_int("max_len", max_len)
         x_size = 5  # is_noun, feminine, plural, position, constant 1
         self.w_q = torch.zeros(x_size, 2)

@@ -55,7 +55,7 @@ def mask_tokens(ids: Tensor, vocab: Vocab, rate: float = BERT_MASK_RATE, generat
     """BERT's corruption: (inputs, targets). ``rate`` of the real tokens are chosen (at least one per
     sentence); of those 80% become ``<mask>``, 10% a random word, 10% stay. ``targets`` holds the
     original id at the chosen positions and ``IGNORE`` elsewhere."""
-    check_token_ids("ids", ids, mask_id(vocab))
+    check_token_ids("ids", ids, mask_id(vocab), "vocab")
     check_probability("rate", rate)
     if generator is not None:
         check_instance("generator", generator, torch.Generator, "a torch.Generator or None")
@@ -81,7 +81,7 @@ def train_masked_lm(model: EncoderOnlyTransformer, ids: Tensor, vocab: Vocab, *,
     if model.config.src_vocab_size != mask_id(vocab) + 1:
         raise ValueError(f"model: expected config.src_vocab_size = len(vocab) + 1 = {mask_id(vocab) + 1} "
                          f"(the vocabulary and <mask>), got {model.config.src_vocab_size}")
-    check_token_ids("ids", ids, mask_id(vocab))
+    check_token_ids("ids", ids, mask_id(vocab), "vocab")
     check_probability("rate", rate)
     check_positive_int("batch_size", batch_size)
     generator = torch.Generator().manual_seed(check_int("seed", seed))
@@ -108,7 +108,7 @@ def fill_masked(model: EncoderOnlyTransformer, vocab: Vocab, sentence: str, posi
     check_instance("model", model, EncoderOnlyTransformer, "an EncoderOnlyTransformer")
     check_instance("vocab", vocab, Vocab, "a tokenization.Vocab")
     words = check_sentence("sentence", sentence).split()
-    check_index("position", position, len(words))
+    check_index("position", position, len(words), context=" (a word of sentence)")
     ids = torch.tensor([vocab.encode(" ".join(words))])
     ids[0, position] = mask_id(vocab)
     model.eval()
@@ -122,7 +122,7 @@ def lm_fill(model: DecoderOnlyTransformer, vocab: Vocab, sentence: str, position
     check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
     check_instance("vocab", vocab, Vocab, "a tokenization.Vocab")
     words = check_sentence("sentence", sentence).split()
-    check_index("position", position, len(words))
+    check_index("position", position, len(words), context=" (a word of sentence)")
     ids = torch.tensor([[vocab.sos_id, *vocab.encode(" ".join(words[:position]))]])
     model.eval()
     return " ".join([*words[:position], _best_word(model(ids)[0, -1], vocab), *words[position + 1:]])

@@ -37,6 +37,7 @@ from .validation import (
     check_nonempty,
     check_positive_int,
     check_token_ids,
+    empty_or_wrong_type,
     module_dtype,
 )
 
@@ -191,7 +192,7 @@ class Transformer(nn.Module):
         check_finite("memory", memory)
         if cache is not None and (not isinstance(cache, list) or len(cache) != len(self.decoder.layers)
                                   or not all(isinstance(layer_cache, DecoderLayerCache) for layer_cache in cache)):
-            raise TypeError(f"cache: expected model.new_cache() (a list of {len(self.decoder.layers)} "
+            raise empty_or_wrong_type(cache)(f"cache: expected model.new_cache() (a list of {len(self.decoder.layers)} "
                             f"DecoderLayerCache) or None, got {type(cache).__name__}")
         past = 0 if cache is None else len(cache[0].self_attn)
         if cache is None:
@@ -265,7 +266,8 @@ class DecoderOnlyTransformer(nn.Module):
         if cache is not None:
             if (not isinstance(cache, list) or len(cache) != len(self.blocks.layers)
                     or not all(isinstance(layer_cache, KVCache) for layer_cache in cache)):
-                raise TypeError(f"cache: expected model.new_cache() (a list of {len(self.blocks.layers)} KVCache), "
+                raise empty_or_wrong_type(cache)(
+                    f"cache: expected model.new_cache() (a list of {len(self.blocks.layers)} KVCache), "
                                 f"got {type(cache).__name__}")
             past = len(cache[0])
             if isinstance(cache, DecoderOnlyCache):

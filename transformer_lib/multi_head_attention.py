@@ -88,6 +88,9 @@ def _check_update(cache: KVCache, k: Tensor, v: Tensor) -> None:
         if (k.shape[0], k.shape[1], k.shape[3]) != wanted or k.dtype != cache.key.dtype:
             raise ValueError(f"k: expected (batch, n_heads, d_k) = {wanted} and dtype {cache.key.dtype} like the "
                              f"cached keys, got shape {tuple(k.shape)} and dtype {k.dtype}")
+        if v.shape[3] != cache.value.shape[3]:
+            raise ValueError(f"v: expected last dimension d_v={cache.value.shape[3]} like the cached values, "
+                             f"got shape {tuple(v.shape)}")
 
 
 class LayerCaches(list):

@@ -24,7 +24,7 @@ import torch
 
 from . import decoding, evaluation, positional_encoding, training
 from .pretrained import recipe
-from .validation import check_positive_int, check_token_list
+from .validation import check_instance, check_iterable, check_positive_int, check_token_list
 
 # The paper's values for the switches, read by the benchmark (``None``: the paper has none).
 PAPER: dict[str, object] = {
@@ -322,6 +322,7 @@ LEDGER: tuple[Departure, ...] = (
 
 
 def _row(key: object, name: str) -> Departure:
+    check_instance(name, key, str, "a row's key (str)")
     for departure in LEDGER:
         if departure.key == key:
             return departure
@@ -339,6 +340,10 @@ class Ledger:
     columns = ("topic", "paper", "book", "where", "why", "switch")
 
     def __init__(self, rows: list[dict[str, object]]) -> None:
+        check_iterable("rows", rows, "a list of the rows' dicts (ledger(...).rows)")
+        for i, row in enumerate(rows):
+            if not isinstance(row, dict) or "key" not in row:
+                raise TypeError(f"rows[{i}]: expected a row's dict with a 'key' (Departure.as_dict), got {row!r:.60}")
         self.rows = rows
 
     def to_dataframe(self):  # pandas is not a dependency of the library: imported only here

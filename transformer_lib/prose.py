@@ -23,6 +23,15 @@ from .validation import check_instance, shorten
 EVAL_ROLE = re.compile(r"\{eval\}`([^`]+)`")  # the inline expressions of a markdown cell
 
 
+def _formats_a_number(spec: str) -> bool:
+    """Whether ``spec`` formats a number: then a value it cannot format is of the wrong type."""
+    try:
+        format(0.5, spec)
+    except ValueError:
+        return False
+    return True
+
+
 class Shown:
     """A computed value and the text the prose shows for it (``format(value, spec)``)."""
 
@@ -32,8 +41,8 @@ class Shown:
         try:
             self.text = format(value, spec)
         except (TypeError, ValueError) as error:  # named: format's own message names neither
-            kind = TypeError if isinstance(error, TypeError) else ValueError
-            raise kind(f"spec: {shorten(repr(spec))} cannot format a {type(value).__name__} "
+            kind = TypeError if isinstance(error, TypeError) or _formats_a_number(spec) else ValueError
+            raise kind(f"value: a {type(value).__name__} that spec {shorten(repr(spec))} cannot format "
                        f"({shorten(str(error), 80)})") from None
 
     def __repr__(self) -> str:  # what jupyterlab-myst and the book show: no quotes

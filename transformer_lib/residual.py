@@ -39,6 +39,8 @@ def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Ten
     check_tensor("x", x)
     if not x.is_floating_point() or x.dim() == 0:
         raise TypeError(f"x: expected a floating-point tensor (..., d), got dtype {x.dtype} and shape {tuple(x.shape)}")
+    if x.shape[-1] == 0:
+        raise ValueError(f"x: expected at least one feature in the last dimension, got shape {tuple(x.shape)}")
     for name, vector in (("gamma", gamma), ("beta", beta)):
         check_vectors(name, vector, x.shape[-1], dtype=x.dtype)
         if vector.dim() != 1:

@@ -33,7 +33,7 @@ def check_sampling_args(temperature: object, top_k: object, top_p: object, gener
                         allow_greedy: bool = False) -> float:
     """The arguments every sampler shares; returns the temperature as a float."""
     # finite: inf would give NaN at -inf; 0 (greedy) only where the sampler offers it
-    if allow_greedy:
+    if check_bool("allow_greedy", allow_greedy):
         temperature = check_number("temperature", temperature, minimum=0.0)
     else:
         temperature = check_number("temperature", temperature, positive=True)
@@ -52,6 +52,7 @@ def _check_logits(logits: object) -> None:
         raise TypeError(f"logits: expected a floating-point tensor, got dtype {logits.dtype}")
     if logits.ndim == 0 or logits.shape[-1] == 0:
         raise ValueError(f"logits: expected shape (..., vocab) with vocab >= 1, got shape {tuple(logits.shape)}")
+    check_finite("logits", logits, allow_minus_inf=True)  # -inf: an excluded token
 
 
 def filter_logits(logits: Tensor, *, top_k: int | None = None, top_p: float | None = None) -> Tensor:
@@ -68,7 +69,6 @@ def filter_logits(logits: Tensor, *, top_k: int | None = None, top_p: float | No
     every token at least as probable as the least probable of that set. ``top_p=1`` keeps every token.
     """
     _check_logits(logits)
-    check_finite("logits", logits, allow_minus_inf=True)  # -inf: an excluded token
     if logits.numel() and not bool((logits > float("-inf")).any(dim=-1).all()):
         row = tuple(int(i) for i in (~(logits > float("-inf")).any(dim=-1)).nonzero()[0])
         raise ValueError(f"logits: expected at least one finite logit per row, got every token at -inf in row {row}")

@@ -205,6 +205,7 @@ class BPETokenizer:
         """``alphabet``: the characters seen in training (``learn`` fills it in)."""
         merges = list(check_iterable("merges", merges, "a list of Merge (from learn_bpe)"))
         alphabet = list(check_iterable("alphabet", alphabet, "an iterable of characters (str)"))
+        check_token_list("alphabet", alphabet, item="character")
         if end_of_word is not None:
             check_word("end_of_word", end_of_word)
         for i, merge in enumerate(merges):

@@ -41,7 +41,15 @@ from .training_step import (
     schedule_for,
     training_step,
 )
-from .validation import check_bool, check_device, check_instance, check_int, check_number
+from .validation import (
+    check_bool,
+    check_callable,
+    check_device,
+    check_instance,
+    check_int,
+    check_iterable,
+    check_number,
+)
 
 __all__ = [  # this module's own, and the pieces of training it gathers from theirs
     "PAPER_BETAS", "PAPER_EPS", "PAPER_LABEL_SMOOTHING", "PAPER_WARMUP", "BatchLike", "StepReport", "StepResult",
@@ -216,14 +224,19 @@ def train(
     the model is moved there, trained in place, and left in eval mode.
     """
     if options is None:
+        if not knobs:
+            raise ValueError("options: None and no knobs: give a TrainingOptions, or steps, epochs or time_budget_s")
         options = TrainingOptions(**knobs)
     else:
         options = check_instance("options", options, TrainingOptions, "a training.TrainingOptions or None")
         options = options.replace(**knobs) if knobs else options
+    check_callable("evaluate", evaluate, "a function model -> dict of numbers")
+    check_callable("callback", callback, "a function StepReport -> bool, str or None")
     if options.eval_every is not None and evaluate is None:
-        raise ValueError("eval_every: given without an evaluate function")
+        raise ValueError(f"evaluate: None, but eval_every={options.eval_every} asks for an evaluation every "
+                         f"{options.eval_every} steps")
     check_instance("model", model, nn.Module, "a torch.nn.Module")
-    batches = list(batches)
+    batches = list(check_iterable("batches", batches, "a list of batches (.src, .tgt_in, .tgt_out)"))
     if not batches:
         raise ValueError("batches: expected at least one batch, got none")
     for i, batch in enumerate(batches):

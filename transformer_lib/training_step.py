@@ -20,11 +20,17 @@ from torch.optim.lr_scheduler import LambdaLR, LRScheduler
 from .loss import PAPER_LABEL_SMOOTHING, label_smoothed_cross_entropy
 from .optimiser import PAPER_WARMUP, paper_adam, warmup_scheduler
 from .validation import (
+    check_bool,
+    check_callable,
+    check_device,
     check_instance,
+    check_int,
     check_module_call,
     check_ndim,
     check_number,
     check_positive_int,
+    check_probability,
+    check_special_id,
 )
 
 
@@ -74,6 +80,15 @@ class TrainingOptions:
             check_positive_int("eval_every", self.eval_every)
         if self.clip_norm is not None:
             check_number("clip_norm", self.clip_norm, positive=True, allow_inf=True)
+        check_positive_int("warmup", self.warmup)
+        check_number("lr_scale", self.lr_scale, positive=True)
+        check_probability("label_smoothing", self.label_smoothing)
+        check_special_id("pad_id", self.pad_id)
+        check_int("seed", self.seed)
+        check_bool("shuffle", self.shuffle)
+        check_bool("progress", self.progress)
+        if self.device is not None:  # a well-formed name; whether this machine has it, train's pick_device says
+            check_device("device", self.device, here=False)
 
     def replace(self, **changes: object) -> TrainingOptions:
         return dataclasses.replace(self, **changes)
@@ -132,14 +147,13 @@ def _check_step_arguments(model: object, batch: object, optimizer: object, sched
     check_instance("optimizer", optimizer, torch.optim.Optimizer, "a torch.optim.Optimizer (schedule_for)")
     check_instance("scheduler", scheduler, LRScheduler, "a torch learning-rate scheduler (schedule_for)")
     check_instance("options", options, TrainingOptions, "a training.TrainingOptions")
-    if token_total is not None and not callable(token_total):
-        raise TypeError(f"token_total: expected a function of the token count or None, "
-                        f"got {type(token_total).__name__}")
+    check_callable("token_total", token_total, "a function of the token count")
 
 
 def check_batch(batch: object, name: str, index: int | None = None) -> None:
     """One batch, named ``name`` ("batch"; "batches" with ``index``: the index-th of them)."""
-    where = "" if index is None else f" at index {index}"
+    check_instance("name", name, str, "the argument's name (str)")
+    where = "" if index is None else f" at index {check_int('index', index, minimum=0)}"
     for part in ("src", "tgt_in", "tgt_out"):
         if not isinstance(getattr(batch, part, None), Tensor):
             raise TypeError(

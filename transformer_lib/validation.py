@@ -149,6 +149,12 @@ def check_instance(name: str, value: object, cls: type | tuple[type, ...], what:
     return value
 
 
+def check_callable(name: str, value: object, what: str) -> object:
+    if value is not None and not callable(value):  # what: what it is called with and returns
+        raise TypeError(f"{name}: expected {what} or None, got {_describe(value)}")
+    return value
+
+
 def check_module_call(name: str, module: object, arguments: Sequence[object], what: str) -> None:
     """``module`` is a ``torch.nn.Module`` whose ``forward`` takes ``arguments``: a model of another
     kind (``nn.Linear`` where a seq2seq model is due) is named here, not by Python inside its forward."""
@@ -160,7 +166,16 @@ def check_module_call(name: str, module: object, arguments: Sequence[object], wh
                         f"{len(arguments)} arguments ({error})") from None
 
 
+def empty_or_wrong_type(value: object) -> type[Exception]:
+    """Where a non-empty collection is due: ValueError for an empty one (right type, wrong value), else TypeError."""
+    empty = not isinstance(value, str | bytes) and hasattr(value, "__len__") and not len(value)
+    return ValueError if empty else TypeError
+
+
 def check_choice(name: str, value: object, choices: Sequence[str]) -> str:
+    """One of ``choices`` (names): anything but a ``str`` is a TypeError, an unknown name a ValueError."""
+    if not isinstance(value, str) and all(isinstance(choice, str) for choice in choices):
+        raise TypeError(f"{name}: expected one of {list(choices)}, got {_describe(value)}")
     if value not in choices:
         raise ValueError(f"{name}: expected one of {list(choices)}, got {value!r}")
     return value  # type: ignore[return-value]
@@ -168,10 +183,8 @@ def check_choice(name: str, value: object, choices: Sequence[str]) -> str:
 
 def check_divisible(d_model: int, n_heads: int) -> None:
     if d_model % n_heads != 0:
-        raise ValueError(
-            f"d_model ({d_model}) must be divisible by n_heads ({n_heads}): each head gets "
-            f"d_model / n_heads dimensions, and {d_model} / {n_heads} = {d_model / n_heads:.3g}"
-        )
+        raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads}): each head gets "
+                         f"d_model / n_heads dimensions, and {d_model} / {n_heads} = {d_model / n_heads:.3g}")
 
 
 def check_even(name: str, value: object, expected: str = "an even number") -> int:
@@ -192,16 +205,18 @@ def check_edges(name: str, edges: object) -> list[int]:
     return edges
 
 
-def check_device(name: str, value: object) -> torch.device:
-    """A device that torch can put a tensor on here: a ``torch.device`` or its name ("cpu", "cuda:0")."""
+def check_device(name: str, value: object, here: bool = True) -> torch.device:
+    """A device that torch can put a tensor on here: a ``torch.device`` or its name ("cpu", "cuda:0");
+    ``here=False``: a well-formed name is enough, whether this machine has it is asked when it is used."""
     if not isinstance(value, str | torch.device):
         raise TypeError(f"{name}: expected a torch.device or a device name such as 'cpu', got {_describe(value)}")
     try:
         device = torch.device(value)
-        torch.empty(0, device=device)  # a well-formed name for hardware this machine lacks fails here
+        if here:
+            torch.empty(0, device=device)  # a well-formed name for hardware this machine lacks fails here
     except (RuntimeError, AssertionError) as error:  # torch raises either, depending on the build
-        raise ValueError(f"{name}: expected a device this machine has, such as 'cpu', got {value!r} "
-                         f"({str(error).splitlines()[0]:.100})") from None
+        raise ValueError(f"{name}: expected a device {'this machine has' if here else 'name'}, such as 'cpu', got "
+                         f"{shorten(repr(value))} ({str(error).splitlines()[0]:.100})") from None
     return device
 
 
@@ -317,10 +332,8 @@ def check_ndim(name: str, x: Tensor, ndim: int, layout: str) -> None:
 def check_nonempty(name: str, x: Tensor, dim: int = 1) -> None:
     if x.shape[dim] == 0:
         what = "empty batch" if dim == 0 else "empty sequence"
-        raise ValueError(
-            f"{name}: {what} (length 0 in dimension {dim}, shape {tuple(x.shape)}); "
-            f"expected at least one {'row' if dim == 0 else 'position'}"
-        )
+        raise ValueError(f"{name}: {what} (length 0 in dimension {dim}, shape {tuple(x.shape)}); "
+                         f"expected at least one {'row' if dim == 0 else 'position'}")
 
 
 def check_dtype(name: str, x: Tensor, dtype: torch.dtype, owner: str = "the module's parameters") -> None:
@@ -405,7 +418,7 @@ def check_row_index(name: str, index: object, size: int | None = None) -> Tensor
     return index
 
 
-def check_token_ids(name: str, ids: object, vocab_size: int) -> Tensor:
+def check_token_ids(name: str, ids: object, vocab_size: int, vocab_name: str = "a vocabulary") -> Tensor:
     """``ids`` must be a 2-D integer tensor (batch, seq_len), at least 1 x 1, with values in [0, vocab_size)."""
     ids = check_tensor(name, ids)
     check_id_dtype(name, ids)
@@ -417,7 +430,7 @@ def check_token_ids(name: str, ids: object, vocab_size: int) -> Tensor:
         bad = low if low < 0 else high
         where = tuple(int(i) for i in (ids == bad).nonzero()[0])
         raise ValueError(
-            f"{name}: token ids must lie in [0, {vocab_size}) for a vocabulary of "
+            f"{name}: token ids must lie in [0, {vocab_size}) for {vocab_name} of "
             f"{vocab_size}, got {bad} at position {where}"
         )
     return ids

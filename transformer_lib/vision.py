@@ -59,10 +59,18 @@ def load_digit_images(n_test: int = 497, seed: int = 0) -> DigitSplit:
     return DigitSplit(images[:cut], labels[:cut], images[cut:], labels[cut:])
 
 
+def _check_images(images: object, layout: str) -> None:
+    """(B, H, W) images: at least one pixel in each dimension, and no NaN or infinity among them."""
+    check_ndim("images", check_tensor("images", images), 3, layout)
+    for dim in range(3):
+        check_nonempty("images", images, dim)
+    if images.is_floating_point():
+        check_finite("images", images)
+
+
 def image_patches(images: Tensor, patch: int) -> Tensor:
     """(B, H, W) -> (B, (H/patch) * (W/patch), patch * patch): non-overlapping squares, row by row."""
-    check_tensor("images", images)
-    check_ndim("images", images, 3, "(batch, height, width)")
+    _check_images(images, "(batch, height, width)")
     check_positive_int("patch", patch)
     b, h, w = images.shape
     if h % patch or w % patch:
@@ -96,8 +104,7 @@ class VisionTransformer(nn.Module):
 def digit_sets(images: Tensor, labels: Tensor, n_sets: int, set_size: int, seed: int = 0) -> tuple[Tensor, Tensor]:
     """``n_sets`` sets of ``set_size`` digit images drawn at random, (n_sets, set_size, 64), and the
     largest digit of each set, (n_sets,)."""
-    check_tensor("images", images)
-    check_ndim("images", images, 3, "(n_images, height, width)")
+    _check_images(images, "(n_images, height, width)")
     check_positive_int("n_sets", n_sets)
     check_positive_int("set_size", set_size)
     check_ndim("labels", labels, 1, "(n_images,)")

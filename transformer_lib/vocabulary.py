@@ -16,6 +16,7 @@ import torch
 from torch import Tensor
 
 from .validation import (
+    check_bool,
     check_id_dtype,
     check_int,
     check_iterable,
@@ -142,6 +143,7 @@ class Vocab:
     def decode(self, ids: Sequence[int] | Tensor, stop_at_eos: bool = True) -> str:
         """Words for ``ids``: ``<pad>`` and ``<sos>`` are dropped, decoding stops at ``<eos>``
         (or, with ``stop_at_eos=False``, drops it too). ``<unk>`` stays visible."""
+        check_bool("stop_at_eos", stop_at_eos)
         if isinstance(ids, Tensor):
             if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
                 check_id_dtype("ids", ids)
@@ -171,7 +173,7 @@ class Vocab:
     @classmethod
     def from_dict(cls, data: dict) -> Vocab:
         if not isinstance(data, dict) or not isinstance(data.get("itos"), list):
-            raise ValueError(f"data: expected a dict with a list 'itos' (from Vocab.to_dict), got {data!r:.80}")
+            raise TypeError(f"data: expected a dict with a list 'itos' (from Vocab.to_dict), got {data!r:.80}")
         itos = data["itos"]
         if tuple(itos[: len(SPECIALS)]) != SPECIALS:
             raise ValueError(f"data['itos']: expected to start with the specials {list(SPECIALS)}, got {itos[:4]}")

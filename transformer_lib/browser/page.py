@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..capture import AttentionMaps
 from ..decoding import Translation
+from ..figures.positions import check_positional_settings
 from ..html_embed import json_for_script
 from ..tokenization import Vocab
 from ..validation import check_choice, check_instance, check_token_list
@@ -75,6 +76,8 @@ def live_explorer_html(kind: str, **settings: object) -> str:
     ``"stepper"`` (settings: ``sentence``, ``beam`` and ``result``, a ``decoding_steps.SearchTrace``
     payload with ``notes``, or None)."""
     check_choice("kind", kind, list(KINDS))
+    if kind == "positional":  # the settings the page's positional explorer starts from
+        check_positional_settings(settings.get("d_model"), settings.get("dims"), settings.get("positions"))
     for name, value in settings.items():  # each setting named in an error: it is an argument of this call
         try:
             json_for_script(value)

@@ -99,11 +99,19 @@ def group_of(name: str) -> str:
 def keys_of(name: str, src_tokens: Sequence[str], tgt_tokens: Sequence[str]) -> Sequence[str]:
     """The tokens an attention block's rows run over: the source for the encoder and cross-attention."""
     check_block_name("name", name)
+    src_tokens, tgt_tokens = check_token_list("src_tokens", src_tokens), check_token_list("tgt_tokens", tgt_tokens)
     return src_tokens if name.startswith("encoder") or ".cross_attn." in name else tgt_tokens
 
 
 def panel_title(name: str, token: str, position: int, shape: tuple, whole: tuple, extra: str) -> str:
     stage = STAGE_TITLES[stage_of(name)]
+    check_token_list("token", [token])  # one token: a str
+    check_int("position", position, minimum=0)
+    for label, sizes in (("shape", shape), ("whole", whole)):
+        check_instance(label, sizes, tuple, "a shape (a tuple of ints)")
+        for i, size in enumerate(sizes):
+            check_int(f"{label}[{i}]", size, minimum=0)
+    check_instance("extra", extra, str, "a str (appended to the title)")
     return f"<b>{name}</b><br>{stage}<br>“{token}” (position {position}) · shape {shape} of {whole}{extra}"
 
 

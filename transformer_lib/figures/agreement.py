@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..validation import check_instance, check_number
+from ..validation import check_instance, check_number, empty_or_wrong_type
 from .display import BOOK_TEMPLATE
 
 
@@ -18,7 +18,7 @@ def head_agreement_figure(rates: Mapping[str, Sequence[Sequence[float]]], baseli
     as a percentage; the panel's title gives ``baselines[label]``, the best position-only rule's rate."""
     check_instance("title", title, str, "a str")
     if not isinstance(rates, Mapping) or not rates:
-        raise TypeError("rates: expected a non-empty mapping of label -> (layers, heads) rates")
+        raise empty_or_wrong_type(rates)("rates: expected a non-empty mapping of label -> (layers, heads) rates")
     check_instance("baselines", baselines, Mapping, "a mapping of label -> the position rule's rate")
     panels = []
     for label, grid in rates.items():

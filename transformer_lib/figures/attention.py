@@ -117,8 +117,8 @@ def attention_figure(
         fig.update_yaxes(**axes["yaxis"], title_text=_GRID_AXIS_TITLES[1])
         fig.update_layout(title=dict(text=f"{title}, all {n_heads} heads"), height=330 * rows + 80)
     else:
-        if isinstance(head, str):
-            check_choice("head", head, ["all"])
+        if isinstance(head, str):  # a name other than "all": the wrong type for a head's index
+            raise TypeError(f'head: expected "all" or an int in [0, {n_heads}), got {head!r:.40}')
         check_index("head", head, n_heads, '"all" or an int')
         fig = go.Figure(_heatmap(weights[head], queries, keys, name=f"head {head + 1}"))
         fig.update_layout(title=dict(text=f"{title}, head {head + 1}"), height=480, **_token_axes(queries, keys))
@@ -374,7 +374,8 @@ def weights_side_by_side_figure(weights: Mapping[str, Tensor], queries: Sequence
     on one colour scale (0 to 1), e.g. dot-product and additive attention on the same inputs."""
     _check_title(title)
     if not isinstance(weights, Mapping) or not weights:
-        raise TypeError("weights: expected a non-empty mapping of label -> (queries, keys) tensor")
+        raise (ValueError if isinstance(weights, Mapping) else TypeError)(  # an empty mapping: a wrong value
+            "weights: expected a non-empty mapping of label -> (queries, keys) tensor")
     shapes = set()
     for label, matrix in weights.items():
         if not isinstance(matrix, Tensor) or matrix.dim() != 2:

@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..lexicon import ADJECTIVES, DETERMINERS, NOUNS, PREPOSITIONS, PRONOUNS, VERBS
-from ..validation import check_token_list
+from ..validation import check_sentence, check_token_list, empty_or_wrong_type
 from .display import BOOK_TEMPLATE, MARKERS, PALETTE
 
 OTHER = "other"  # the label of words a grouping says nothing about
@@ -26,18 +26,21 @@ def embedding_scatter_figure(
     label per word, ``None`` for a word the grouping does not apply to (drawn small and grey).
     Every grouping's traces are precomputed, so the dropdown works in the static page.
     """
+    check_sentence("title", title)
     try:
         points = np.asarray(points, dtype=float)
     except (TypeError, ValueError) as error:
         raise TypeError(f"points: expected an (n_words, 2) array of numbers, got {type(points).__name__} "
                         f"({error})") from None
     if points.ndim != 2 or points.shape[1] != 2:
-        raise ValueError(f"points: expected shape (n_words, 2), got {points.shape}")
+        kind = TypeError if points.ndim == 0 else ValueError  # a number (None, 3) is no array of points
+        raise kind(f"points: expected shape (n_words, 2), got {points.shape}")
     words = check_token_list("words", words, item="word")
     if len(words) != len(points):
         raise ValueError(f"words: expected one word per point ({len(points)}), got {len(words)}")
     if not isinstance(groupings, Mapping) or not groupings:
-        raise TypeError("groupings: expected a non-empty mapping of name -> one label (or None) per word")
+        raise empty_or_wrong_type(groupings)(
+            "groupings: expected a non-empty mapping of name -> one label (or None) per word")
     for name, labels in groupings.items():
         if isinstance(labels, str) or not isinstance(labels, Sequence):
             raise TypeError(f"groupings[{name!r}]: expected a list of labels (str or None), "

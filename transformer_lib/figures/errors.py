@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..error_attention import WrongWordRow
-from ..validation import check_instance
+from ..validation import check_instance, empty_or_wrong_type
 from .attention import _COLOR_AXIS, _rounded
 from .display import BOOK_TEMPLATE
 
@@ -32,7 +32,8 @@ def wrong_word_rows_figure(rows: Sequence[WrongWordRow]) -> go.Figure:
     """One panel per wrong output: the cross-attention row (each layer, mean over heads) that wrote its
     first wrong word, with the source word it should have read and the one it copied marked."""
     if isinstance(rows, str) or not isinstance(rows, Sequence) or not rows:
-        raise TypeError(f"rows: expected a non-empty list of error_attention.WrongWordRow, got {rows!r:.60}")
+        raise empty_or_wrong_type(rows)(
+            f"rows: expected a non-empty list of error_attention.WrongWordRow, got {rows!r:.60}")
     for i, row in enumerate(rows):
         check_instance(f"rows[{i}]", row, WrongWordRow, "an error_attention.WrongWordRow")
     titles = [f"“{html.escape(r.wrong)}” written for “{html.escape(r.expected)}” (output word {r.position})"

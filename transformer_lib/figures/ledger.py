@@ -44,7 +44,8 @@ def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
     against) and ``axis`` (what a row is) name the comparison: chapter 6 draws Table 3 with them.
     ``base``: the key of the row the changes are measured from (the ledger's ``"book"``)."""
     if not isinstance(results, Mapping) or not isinstance(results.get("rows"), Mapping) or "runs" not in results:
-        raise ValueError("results: expected the benchmark's JSON (a dict with 'rows' and 'runs'), "
+        raise (ValueError if isinstance(results, Mapping) else TypeError)(
+            "results: expected the benchmark's JSON (a dict with 'rows' and 'runs'), "
                          f"got {type(results).__name__}")
     check_choice("measure", measure, list(MEASURE_TITLES))
     labels = dict(check_instance("labels", {} if labels is None else labels, Mapping, "a dict of row key -> name"))

@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 from ..analysis import norm_placement_scales
 from ..config import PRESETS
 from ..models import COMPONENTS, parameter_breakdown
-from ..validation import check_number, check_positive_int
+from ..validation import check_number, check_positive_int, empty_or_wrong_type
 from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
 from .training import moving_average
 
@@ -30,7 +30,7 @@ def parameter_breakdown_figure(presets: Sequence[str] = ("small", "base", "big")
     """Horizontal bars of ``parameter_breakdown`` per component, one set per preset, with a
     dropdown menu choosing the preset (every preset is stored in the figure)."""
     if isinstance(presets, str) or not isinstance(presets, Sequence) or not presets:
-        raise ValueError(f"presets: expected a non-empty list of preset names, got {presets!r}")
+        raise empty_or_wrong_type(presets)(f"presets: expected a non-empty list of preset names, got {presets!r}")
     for name in presets:
         if name not in PRESETS:
             raise ValueError(f"presets: expected names among {sorted(PRESETS)}, got {name!r}")
@@ -132,7 +132,7 @@ def ablation_figure(curves: dict[str, Sequence[float]], window: int = 20) -> go.
     over ``window`` steps; each curve has its own colour, dash pattern and marker, and its name at its
     right end, so that none is told apart by colour alone."""
     if not isinstance(curves, dict) or not curves:
-        raise ValueError(f"curves: expected a non-empty dict of name -> losses, got {curves!r:.60}")
+        raise empty_or_wrong_type(curves)(f"curves: expected a non-empty dict of name -> losses, got {curves!r:.60}")
     check_positive_int("window", window)
     fig = go.Figure()
     ends = {}

@@ -17,14 +17,14 @@ import torch
 from plotly.subplots import make_subplots
 
 from ..positional_encoding import RotaryEmbedding, sinusoidal_table
-from ..validation import check_even, check_int, check_positive_int
+from ..validation import check_even, check_int, check_positive_int, empty_or_wrong_type
 from .display import BOOK_TEMPLATE, DASHES, PALETTE
 
 
 def _check_range(name: str, value: object, low: int, high: int) -> tuple[int, int]:
     """``value`` is a (first, last) pair of ints with low <= first <= last <= high."""
     if not isinstance(value, Sequence) or len(value) != 2:
-        raise TypeError(f"{name}: expected a (first, last) pair of ints, got {value!r}")
+        raise empty_or_wrong_type(value)(f"{name}: expected a (first, last) pair of ints, got {value!r}")
     first, last = (check_int(f"{name}[{i}]", v) for i, v in enumerate(value))
     noun = {"dims": "dimension", "positions": "position"}.get(name, "value")
     # Said as a reader of the explorers would understand it (they show this message), naming the argument.
@@ -42,6 +42,17 @@ def _check_d_model(d_model: object) -> int:
 
 MAX_POSITIONS = 512
 MAX_WAVES = 16  # lines in one wave plot; more become unreadable
+
+
+def check_positional_settings(d_model: object, dims: object, positions: object
+                              ) -> tuple[int, tuple[int, int], tuple[int, int]]:
+    """The positional explorer's settings (``positional_encoding_figure``'s, and the page's)."""
+    d_model = _check_d_model(d_model)
+    first_dim, last_dim = _check_range("dims", dims, 0, d_model - 1)
+    if last_dim - first_dim + 1 > MAX_WAVES:
+        raise ValueError(f"dims: dimensions {first_dim} to {last_dim} are {last_dim - first_dim + 1} waves; "
+                         f"at most {MAX_WAVES} fit in one plot: choose a shorter range.")
+    return d_model, (first_dim, last_dim), _check_range("positions", positions, 0, MAX_POSITIONS)
 
 
 def _table(d_model: int, positions: tuple[int, int]) -> np.ndarray:
@@ -100,12 +111,7 @@ def positional_encoding_figure(
     (position by dimension); bottom left, PE(m) · PE(n) for every pair of positions; bottom right,
     a RoPE query-key score for the same positions. Both matrices depend on m - n only.
     """
-    _check_d_model(d_model)
-    first_dim, last_dim = _check_range("dims", dims, 0, d_model - 1)
-    if last_dim - first_dim + 1 > MAX_WAVES:
-        raise ValueError(f"dims: dimensions {first_dim} to {last_dim} are {last_dim - first_dim + 1} waves; "
-                         f"at most {MAX_WAVES} fit in one plot: choose a shorter range.")
-    positions = _check_range("positions", positions, 0, MAX_POSITIONS)
+    d_model, (first_dim, last_dim), positions = check_positional_settings(d_model, dims, positions)
     table = _table(d_model, positions)
     x = np.arange(positions[0], positions[1] + 1)
     fig = make_subplots(rows=2, cols=2, horizontal_spacing=0.12, vertical_spacing=0.14, subplot_titles=[
@@ -183,7 +189,7 @@ def positional_encoding_menu_figure(
     """The PE table, the sinusoidal similarity PE(m) · PE(n) and a RoPE score matrix, side by side,
     for each ``d_model`` in ``d_models``, chosen by a slider in the browser."""
     if isinstance(d_models, (str, bytes)) or not isinstance(d_models, Sequence) or not d_models:
-        raise TypeError(f"d_models: expected a non-empty sequence of even ints, got {d_models!r}")
+        raise empty_or_wrong_type(d_models)(f"d_models: expected a non-empty sequence of even ints, got {d_models!r}")
     for i, d_model in enumerate(d_models):
         check_even(f"d_models[{i}]", d_model, "an even number (sine and cosine pairs)")
     positions = _check_range("positions", positions, 0, MAX_POSITIONS)
@@ -231,7 +237,7 @@ def similarity_by_offset_figure(d_models: Sequence[int] = (16, 64, 256), max_off
 
     A dropdown shows one d_model at a time or all together (precomputed; no kernel needed)."""
     if isinstance(d_models, str) or not isinstance(d_models, Sequence) or not d_models:
-        raise TypeError(f"d_models: expected a non-empty sequence of even ints, got {d_models!r}")
+        raise empty_or_wrong_type(d_models)(f"d_models: expected a non-empty sequence of even ints, got {d_models!r}")
     for i, d_model in enumerate(d_models):
         check_even(f"d_models[{i}]", d_model, "an even number (sine and cosine pairs)")
     check_positive_int("max_offset", max_offset)

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 
 from ..evaluation import LengthBucket
+from ..validation import check_int, empty_or_wrong_type
 from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
 
 
@@ -20,16 +21,20 @@ def _positive_or_gap(values: Sequence[float]) -> list[float | None]:
     return [float(f"{v:.3g}") if v > 0 and math.isfinite(v) else None for v in values]
 
 
-def _check_curves(name: str, curves: Mapping, length: int | None = None) -> int:
+def _check_curves(name: str, curves: Mapping, length: int | None = None, against: str = "the first") -> int:
+    """Each curve of ``curves`` holds ``length`` values (``against`` names where that length comes from),
+    or as many as the first."""
     if not isinstance(curves, Mapping):
         raise TypeError(f"{name}: expected a mapping of label -> sequence of numbers, got {type(curves).__name__}")
     for label, values in curves.items():
         if isinstance(values, str) or not isinstance(values, Sequence) or not values:
-            raise TypeError(f"{name}[{label!r}]: expected a non-empty sequence of numbers, got {values!r:.60}")
+            raise empty_or_wrong_type(values)(
+                f"{name}[{label!r}]: expected a non-empty sequence of numbers, got {values!r:.60}")
         if length is None:
             length = len(values)
         if len(values) != length:
-            raise ValueError(f"{name}[{label!r}]: expected {length} values like the others, got {len(values)}")
+            raise ValueError(f"{name}[{label!r}]: expected {length} values like {against} and the other curves, "
+                             f"got {len(values)}")
     return length or 0
 
 
@@ -43,8 +48,8 @@ def gradient_norm_figure(
     (e.g. an LSTM) stay visible whatever the slider says, for comparison. All curves are
     precomputed, so the slider works in the static page.
     """
-    if not by_scale:
-        raise ValueError("by_scale: expected at least one recurrent scale")
+    if not isinstance(by_scale, Mapping) or not by_scale:
+        raise empty_or_wrong_type(by_scale)("by_scale: expected a mapping with at least one recurrent scale")
     fixed = {} if fixed is None else fixed
     length = _check_curves("by_scale", by_scale)
     _check_curves("fixed", fixed, length)
@@ -84,8 +89,9 @@ def gradient_norm_figure(
 def timing_figure(lengths: Sequence[int], seconds: Mapping[str, Sequence[float]]) -> go.Figure:
     """Wall-clock time of one forward pass against the sequence length, one line per model."""
     if isinstance(lengths, str) or not isinstance(lengths, Sequence) or not lengths:
-        raise TypeError(f"lengths: expected a non-empty sequence of ints, got {lengths!r:.60}")
-    _check_curves("seconds", seconds, len(lengths))
+        raise empty_or_wrong_type(lengths)(f"lengths: expected a non-empty sequence of ints, got {lengths!r:.60}")
+    lengths = [check_int(f"lengths[{i}]", n, minimum=1) for i, n in enumerate(lengths)]
+    _check_curves("seconds", seconds, len(lengths), against="lengths")
     fig = go.Figure()
     for j, (label, values) in enumerate(seconds.items()):
         fig.add_trace(go.Scatter(
@@ -105,12 +111,13 @@ def accuracy_by_length_figure(buckets: Mapping[str, Sequence[LengthBucket]]) -> 
 
     Hovering a bar shows the bucket's sentence count and BLEU."""
     if not isinstance(buckets, Mapping) or not buckets:
-        raise TypeError("buckets: expected a non-empty mapping of model name -> list of LengthBucket")
+        raise empty_or_wrong_type(buckets)(
+            "buckets: expected a non-empty mapping of model name -> list of LengthBucket")
     fig = go.Figure()
     for j, (label, rows) in enumerate(buckets.items()):
         if isinstance(rows, str) or not isinstance(rows, Sequence) or not rows \
                 or not all(isinstance(b, LengthBucket) for b in rows):
-            raise TypeError(f"buckets[{label!r}]: expected a non-empty list of LengthBucket "
+            raise empty_or_wrong_type(rows)(f"buckets[{label!r}]: expected a non-empty list of LengthBucket "
                             "(from evaluation.accuracy_by_length)")
         fig.add_trace(go.Bar(
             x=[f"{b.low}–{b.high - 1} words" for b in rows], y=[round(100 * b.exact_match, 2) for b in rows],

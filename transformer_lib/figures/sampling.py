@@ -29,7 +29,7 @@ def _probabilities(name: str, values: object, size: int | None) -> list[float]:
         raise TypeError(f"{name}: expected a list of probabilities, got {type(values).__name__}")
     out = [check_number(f"{name}[{i}]", v, minimum=0.0) for i, v in enumerate(values)]
     if size is not None and len(out) != size:
-        raise ValueError(f"{name}: expected one probability per token of the vocabulary ({size}), got {len(out)}")
+        raise ValueError(f"{name}: expected one probability per token of vocab ({size}), got {len(out)}")
     if not out or abs(sum(out) - 1.0) > 1e-6:
         raise ValueError(f"{name}: expected probabilities that add up to 1, got a sum of {sum(out):.6g}")
     return out

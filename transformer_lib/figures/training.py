@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 
 from ..training import TrainingHistory, transformer_lr
-from ..validation import check_index, check_instance, check_int, check_number, check_positive_int
+from ..validation import check_index, check_instance, check_int, check_number, check_positive_int, empty_or_wrong_type
 from .display import BOOK_TEMPLATE
 
 
@@ -127,7 +127,7 @@ def replay_curve_figure(curve: dict, steps: Sequence[int], step: int, window: in
     if missing:
         raise ValueError(f"curve: expected lists under {missing}, got keys {sorted(curve)}")
     if isinstance(steps, str) or not isinstance(steps, Sequence) or not steps:
-        raise TypeError(f"steps: expected a non-empty list of the snapshots' steps, got {steps!r:.60}")
+        raise empty_or_wrong_type(steps)(f"steps: expected a non-empty list of the snapshots' steps, got {steps!r:.60}")
     check_positive_int("window", window)
     if len(curve["valid_steps"]) != len(curve["valid_loss"]):
         raise ValueError(f"curve: expected as many valid_loss as valid_steps, got {len(curve['valid_loss'])} and "
@@ -136,8 +136,8 @@ def replay_curve_figure(curve: dict, steps: Sequence[int], step: int, window: in
     unknown = [s for s in steps if s not in valid]
     if unknown:
         raise ValueError(f"steps: expected steps of curve['valid_steps'], got {unknown[:3]}")
-    if step not in steps:
-        raise ValueError(f"step: expected one of {list(steps)}, got {step!r}")
+    if check_int("step", step) not in steps:
+        raise ValueError(f"step: expected one of steps {list(steps)}, got {step!r}")
     losses = [check_number(f"curve['train_loss'][{i}]", v) for i, v in enumerate(curve["train_loss"])]
     average = moving_average(losses, window)
     shown = list(range(0, len(losses), 5))  # every 5th step: the average is smooth at this scale
@@ -163,7 +163,7 @@ def replay_curve_figure(curve: dict, steps: Sequence[int], step: int, window: in
 def replay_step_marker(step: int) -> dict:
     """The layout entries that mark ``step`` on ``replay_curve_figure``: a dashed vertical line and its
     label. The page moves the same marker (explorers.js) when the reader picks another snapshot."""
-    step = check_int("step", step)
+    step = check_int("step", step, minimum=0)
     return dict(
         shapes=[dict(type="line", x0=step, x1=step, xref="x", y0=0, y1=1, yref="paper",
                      line=dict(color="#333333", width=2, dash="dash"))],

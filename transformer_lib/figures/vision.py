@@ -6,7 +6,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from ..validation import check_ndim, check_positive_int, check_sentence, check_tensor
+from ..validation import check_finite, check_ndim, check_positive_int, check_sentence, check_tensor
 from .display import BOOK_TEMPLATE
 
 
@@ -21,8 +21,12 @@ def patch_attention_figure(image: torch.Tensor, weights: torch.Tensor, patch: in
         raise ValueError(f"patch: expected a divisor of the image size {h}x{w}, got {patch}")
     rows, cols = h // patch, w // patch
     check_tensor("weights", weights)
+    for name, values in (("image", image), ("weights", weights)):
+        if values.is_floating_point():
+            check_finite(name, values)
     if weights.numel() != rows * cols:
-        raise ValueError(f"weights: expected {rows * cols} patch weights, got shape {tuple(weights.shape)}")
+        raise ValueError(f"weights: expected {rows * cols} patch weights (the patches of image), "
+                         f"got shape {tuple(weights.shape)}")
     grid = weights.detach().reshape(rows, cols).float()
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.18,
                         subplot_titles=("the image (8 x 8 pixels)", f"attention over {rows * cols} patches"))

@@ -122,7 +122,7 @@ def excess_change(steps: list[int], changes: list[float], settled_from: int) -> 
                for i, change in enumerate(check_iterable("changes", changes, "a list of numbers"))]
     settled_from = check_int("settled_from", settled_from)
     if len(changes) != len(steps) - 1:
-        raise ValueError(f"changes: expected one per interval ({len(steps) - 1}), got {len(changes)}")
+        raise ValueError(f"changes: expected one per interval of steps ({len(steps) - 1}), got {len(changes)}")
     lengths = [b - a for a, b in zip(steps[:-1], steps[1:], strict=True)]
     settled = sorted(c / n for c, n, end in zip(changes, lengths, steps[1:], strict=True) if end > settled_from)
     if not settled:
@@ -145,7 +145,8 @@ def choose_steps(steps: list[int], changes: list[float], count: int) -> list[int
     if steps != sorted(set(steps)):
         raise ValueError(f"steps: expected increasing steps, got {steps}")
     if len(changes) != len(steps) - 1 or count < 2 or count > len(steps):
-        raise ValueError(f"changes: expected one per interval ({len(steps) - 1}) and 2 <= count <= {len(steps)}, "
+        raise ValueError(f"changes: expected one per interval of steps ({len(steps) - 1}) and "
+                         f"2 <= count <= {len(steps)}, "
                          f"got {len(changes)} changes, count {count}")
     accumulated = [0.0]
     for change in changes:
