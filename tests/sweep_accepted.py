@@ -61,11 +61,14 @@ SEARCHED_ONLY = ('training is only searched (sentence in training): an item that
                  'changes nothing; checking the 15,000 items on every call would cost more than the search')
 
 ACCEPTED: dict[tuple[str, str, str], str] = {
+    ('vocabulary.SpecialIds.replace', 'eos', '3'): ('any id is a special id of some vocabulary: the decoding call '
+                                                    "that uses it checks it against its model's vocabulary"),
     **_each({'None': ANY_JSON, '[]': ANY_JSON, 'a string': ANY_JSON, '{3: None}': ANY_JSON}, [
         ('html_embed.json_for_script', 'value'),
     ]),
     **_each({'an nn.Linear': ANY_MODULE}, [
         ('capture.keep_attention_weights', 'model'),
+        ('optimiser.contiguous_parameters', 'model'),
         ('class_token.adam_steps', 'model'),
         ('models.count_parameters', 'model'),
         ('residual.without_residuals', 'model'),
@@ -246,6 +249,8 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
         ('training_step.TrainingOptions.replace', 'time_budget_s'),
     ]),
     **_each({'10,000 characters': LONG_TEXT}, [
+        ('browser.live.message', 'text'),
+        ('browser.live.sentence_case', 'text'),
         ('browser.model.file_names', 'stem'),
         ('browser.model_explorer.ModelExplorer', 'sentence'),
         ('decoding.translate', 'sentence'),
