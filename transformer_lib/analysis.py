@@ -334,22 +334,23 @@ def encoder_unit_activations_by_layer(
                             positions=positions) for layer in range(len(model.encoder.layers))]
 
 
-def _row_statistics(weights: Tensor, visible: Tensor, self_attention: bool) -> dict[str, float]:
-    """Averages over the query rows of one head's (T_q, T_k) weights that see more than one key."""
+def _row_statistics(weights: Tensor, visible: Tensor, self_attention: bool) -> list[dict[str, float]]:
+    """Per head of (h, T_q, T_k) weights, averages over the query rows that see more than one key."""
     n_visible = visible.sum(dim=-1).double()  # (T_q,)
     rows = n_visible > 1
-    w = weights.double()
-    entropy = -(w * w.clamp_min(1e-30).log()).sum(dim=-1)  # 0 log 0 = 0
-    result = {"entropy": (entropy[rows] / n_visible[rows].log()).mean().item(),
-              "max weight": w.max(dim=-1).values[rows].mean().item()}
+    w = weights.double()  # (h, T_q, T_k): every head at once, each row reduced as alone
+    entropy = -(w * w.clamp_min(1e-30).log()).sum(dim=-1)  # (h, T_q); 0 log 0 = 0
+    result = {"entropy": (entropy[:, rows] / n_visible[rows].log()).mean(dim=-1),
+              "max weight": w.max(dim=-1).values[:, rows].mean(dim=-1)}
     if self_attention:
-        positions = torch.arange(w.shape[0])
-        result["own"] = w[positions, positions][rows].mean().item()
-        previous = torch.cat([torch.zeros(1, dtype=w.dtype), w[positions[1:], positions[1:] - 1]])
-        result["previous"] = previous[rows].mean().item()
+        positions = torch.arange(w.shape[-2])
+        result["own"] = w[:, positions, positions][:, rows].mean(dim=-1)
+        previous = torch.cat([torch.zeros(w.shape[0], 1, dtype=w.dtype), w[:, positions[1:], positions[1:] - 1]], dim=1)
+        result["previous"] = previous[:, rows].mean(dim=-1)
     else:
-        result["own"] = result["previous"] = float("nan")
-    return result
+        result["own"] = result["previous"] = torch.full((w.shape[0],), float("nan"))
+    columns = {name: values.tolist() for name, values in result.items()}
+    return [{name: values[head] for name, values in columns.items()} for head in range(w.shape[0])]
 
 
 def head_statistics(maps: AttentionMaps, index: int = 0) -> list[dict[str, object]]:
@@ -375,8 +376,7 @@ def head_statistics(maps: AttentionMaps, index: int = 0) -> list[dict[str, objec
                 raise ValueError(f"index: expected a batch row in [0, {weights.shape[0]}), got {index}")
             n_q, n_k = weights.shape[-2:]
             visible = causal_mask(n_q, n_k) if kind == "decoder_self" else torch.ones(n_q, n_k, dtype=torch.bool)
-            for head in range(weights.shape[1]):
-                stats = _row_statistics(weights[index, head], visible, kind != "cross")
+            for head, stats in enumerate(_row_statistics(weights[index], visible, kind != "cross")):
                 rows.append({"attention": kind, "layer": layer + 1, "head": head + 1, **stats})
     if not rows:
         raise ValueError("maps: no attention maps to measure")
