@@ -114,6 +114,29 @@ def test_head_statistics_measures_known_patterns():
     assert math.isnan(rows["cross", 1]["own"]) and rows["cross", 2]["entropy"] == pytest.approx(0)
 
 
+def test_head_statistics_of_every_head_are_each_head_alone():
+    # the heads are measured together; each must get what its (T_q, T_k) map gives on its own
+    generator = torch.Generator().manual_seed(0)
+    n_q, n_k, heads = 5, 7, 3
+    scores = torch.randn(2, heads, n_q, n_q, generator=generator, dtype=torch.float64)
+    causal = scores.masked_fill(~causal_mask(n_q), float("-inf")).softmax(-1)
+    cross = torch.randn(2, heads, n_q, n_k, generator=generator, dtype=torch.float64).softmax(-1)
+    rows = head_statistics(AttentionMaps(decoder_self=[causal], cross=[cross]), index=1)
+    for row in rows:
+        w = (causal if row["attention"] == "decoder_self" else cross)[1, row["head"] - 1]
+        seen = torch.arange(1, n_q + 1) if row["attention"] == "decoder_self" else torch.full((n_q,), n_k)
+        keep = seen > 1
+        entropy = -(w * w.clamp_min(1e-30).log()).sum(-1)[keep] / seen[keep].double().log()
+        assert row["entropy"] == pytest.approx(entropy.mean().item(), abs=1e-12)
+        assert row["max weight"] == pytest.approx(w.max(-1).values[keep].mean().item(), abs=1e-12)
+        if row["attention"] == "decoder_self":
+            assert row["own"] == pytest.approx(w.diagonal()[keep].mean().item(), abs=1e-12)
+            assert row["previous"] == pytest.approx(torch.cat([torch.zeros(1), w.diagonal(-1)])[keep].mean().item(),
+                                                    abs=1e-12)
+        else:
+            assert math.isnan(row["own"]) and math.isnan(row["previous"])
+
+
 def test_head_statistics_checks_its_arguments():
     with pytest.raises(TypeError, match="maps: expected"):
         head_statistics({})

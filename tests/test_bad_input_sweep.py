@@ -305,6 +305,8 @@ CALLS = {
         model=MODEL, src_vocab=VOCAB, sentences=list(SENTENCES), word="the")),
     "analysis.encoder_unit_activations": lambda: (analysis.encoder_unit_activations, dict(
         model=MODEL, src_vocab=VOCAB, sentences=list(SENTENCES), layer=0)),
+    "analysis.encoder_unit_activations_by_layer": lambda: (analysis.encoder_unit_activations_by_layer, dict(
+        model=MODEL, src_vocab=VOCAB, sentences=list(SENTENCES))),
     "analysis.prefix_corruption": lambda: (analysis.prefix_corruption, dict(
         model=MODEL, pairs=list(PAIRS), src_vocab=VOCAB, tgt_vocab=VOCAB, position=1, seed=0)),
     # capture, training

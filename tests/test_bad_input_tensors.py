@@ -25,7 +25,7 @@ from transformer_lib.positional_encoding import RotaryEmbedding, SinusoidalPosit
 from transformer_lib.residual import LayerNorm
 from transformer_lib.rnn import LSTM, VanillaRNN
 from transformer_lib.training import label_smoothed_cross_entropy
-from transformer_lib.validation import check_finite
+from transformer_lib.validation import check_finite, shapes_broadcast
 
 from .bad_input import raises
 
@@ -305,3 +305,14 @@ def test_a_minus_inf_logit_of_another_class_gives_the_plain_loss_without_smoothi
     target = torch.tensor([1, 2, 3, 4])
     loss = label_smoothed_cross_entropy(logits, target, smoothing=0.0, pad_id=None)
     torch.testing.assert_close(loss, torch.nn.functional.cross_entropy(logits, target))
+
+
+@given(st.lists(st.integers(1, 3), max_size=4), st.lists(st.integers(1, 3), max_size=4))
+def test_shapes_broadcast_agrees_with_torch(a, b):
+    # the masks' check (without torch.broadcast_shapes's import of sympy) says what torch says
+    try:
+        torch.broadcast_shapes(a, b)
+        broadcasts = True
+    except RuntimeError:
+        broadcasts = False
+    assert shapes_broadcast(a, b) is broadcasts

@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from transformer_lib.analysis import encoder_unit_activations
+from transformer_lib.analysis import encoder_unit_activations, encoder_unit_activations_by_layer
 from transformer_lib.capture import capture_feed_forward
 from transformer_lib.config import TransformerConfig
 from transformer_lib.corpus import make_corpus
@@ -244,3 +244,17 @@ def test_encoder_unit_activations_in_chunks_are_each_sentence_alone():
         first = sum(len(s.split()) for s in sentences[:index])
         alone = capture_feed_forward(model, torch.tensor([SRC.encode(sentences[index])]), torch.tensor([[TGT.sos_id]]))
         torch.testing.assert_close(units.values[first:first + len(sentences[index].split())], alone.encoder[0][0])
+
+
+def test_encoder_unit_activations_by_layer_are_each_layer_of_each_sentence_alone():
+    model = toy_model()
+    sentences = ["the cat sat on a mat", "a dog ran", "the dog sat"] * 100  # two chunks
+    by_layer = encoder_unit_activations_by_layer(model, SRC, sentences)
+    assert len(by_layer) == len(model.encoder.layers) > 1
+    for index in (0, 256, 299):
+        first = sum(len(s.split()) for s in sentences[:index])
+        alone = capture_feed_forward(model, torch.tensor([SRC.encode(sentences[index])]), torch.tensor([[TGT.sos_id]]))
+        rows = slice(first, first + len(sentences[index].split()))
+        for layer, units in enumerate(by_layer):
+            torch.testing.assert_close(units.values[rows], alone.encoder[layer][0])
+    assert torch.equal(by_layer[1].values, encoder_unit_activations(model, SRC, sentences, layer=1).values)

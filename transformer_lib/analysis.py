@@ -4,9 +4,9 @@
   its encoder output (different in each context) and where it attends (chapter 2);
 * ``nearest_words``, ``analogy``, ``analogy_ranks``: word2vec-style questions asked of an
   embedding matrix, by cosine similarity (chapter 2);
-* ``encoder_unit_activations``: the feed-forward network's hidden units at every token of some
-  sentences: how many are zero, which tokens in context excite a unit most, and which word classes
-  it answers to (chapter 6);
+* ``encoder_unit_activations`` (``_by_layer``: every layer from one pass): the feed-forward network's
+  hidden units at every token of some sentences: how many are zero, which tokens in context excite a
+  unit most, and which word classes it answers to (chapter 6);
 * ``prefix_corruption``: teacher forcing trains on the reference prefix; free-running decoding
   reads its own, possibly wrong, words. How much does one wrong word in the prefix hurt the
   predictions after it (chapter 7, exposure bias)?
@@ -302,7 +302,6 @@ class UnitActivations:
         return names, means
 
 
-@torch.no_grad()
 def encoder_unit_activations(
     model: Transformer, src_vocab: Vocab, sentences: Sequence[str], layer: int = 0
 ) -> UnitActivations:
@@ -312,6 +311,16 @@ def encoder_unit_activations(
     (``capture.capture_feed_forward``)."""
     _check_model_vocab(model, src_vocab)
     check_index("layer", layer, len(model.encoder.layers))
+    return encoder_unit_activations_by_layer(model, src_vocab, sentences)[layer]
+
+
+@torch.no_grad()
+def encoder_unit_activations_by_layer(
+    model: Transformer, src_vocab: Vocab, sentences: Sequence[str]
+) -> list[UnitActivations]:
+    """``encoder_unit_activations`` of every encoder layer, from one pass of ``sentences`` (a pass
+    computes them all: asking layer by layer would run the model once a layer)."""
+    _check_model_vocab(model, src_vocab)
     sentences = check_token_list("sentences", sentences, item="sentence")
     if not sentences:
         raise ValueError("sentences: expected a non-empty list of sentences, got none")
@@ -320,34 +329,33 @@ def encoder_unit_activations(
     src = pad_sequences(ids, src_vocab.pad_id).to(device)
     sos = torch.full((len(ids), 1), Vocab.sos_id, device=device)  # the decoder's input: unused here
     real = (src != src_vocab.pad_id).cpu()  # (B, S); padding is on the right, so row-major order is ``rows``
-    values = torch.cat([  # (tokens, d_ff): the real tokens of each chunk of 256 sentences
-        capture_feed_forward(model, src[i:i + 256], sos[i:i + 256]).encoder[layer].cpu()[real[i:i + 256]]
-        for i in range(0, len(ids), 256)])
+    chunks = [[units.cpu()[real[i:i + 256]]  # per chunk of 256 sentences, per layer: (real tokens, d_ff)
+               for units in capture_feed_forward(model, src[i:i + 256], sos[i:i + 256]).encoder]
+              for i in range(0, len(ids), 256)]
     rows = [(b, t) for b, row in enumerate(ids) for t in range(len(row))]
-    return UnitActivations(
-        values=values,
-        words=[src_vocab.itos[ids[b][t]] for b, t in rows],
-        sentences=[sentences[b] for b, _ in rows],
-        positions=[t for _, t in rows],
-    )
+    words = [src_vocab.itos[ids[b][t]] for b, t in rows]
+    of_rows, positions = [sentences[b] for b, _ in rows], [t for _, t in rows]
+    return [UnitActivations(values=torch.cat([chunk[layer] for chunk in chunks]), words=words, sentences=of_rows,
+                            positions=positions) for layer in range(len(model.encoder.layers))]
 
 
-def _row_statistics(weights: Tensor, visible: Tensor, self_attention: bool) -> dict[str, float]:
-    """Averages over the query rows of one head's (T_q, T_k) weights that see more than one key."""
+def _row_statistics(weights: Tensor, visible: Tensor, self_attention: bool) -> list[dict[str, float]]:
+    """Per head of (h, T_q, T_k) weights, averages over the query rows that see more than one key."""
     n_visible = visible.sum(dim=-1).double()  # (T_q,)
     rows = n_visible > 1
-    w = weights.double()
-    entropy = -(w * w.clamp_min(1e-30).log()).sum(dim=-1)  # 0 log 0 = 0
-    result = {"entropy": (entropy[rows] / n_visible[rows].log()).mean().item(),
-              "max weight": w.max(dim=-1).values[rows].mean().item()}
+    w = weights.double()  # (h, T_q, T_k): every head at once, each row reduced as alone
+    entropy = -(w * w.clamp_min(1e-30).log()).sum(dim=-1)  # (h, T_q); 0 log 0 = 0
+    result = {"entropy": (entropy[:, rows] / n_visible[rows].log()).mean(dim=-1),
+              "max weight": w.max(dim=-1).values[:, rows].mean(dim=-1)}
     if self_attention:
-        positions = torch.arange(w.shape[0])
-        result["own"] = w[positions, positions][rows].mean().item()
-        previous = torch.cat([torch.zeros(1, dtype=w.dtype), w[positions[1:], positions[1:] - 1]])
-        result["previous"] = previous[rows].mean().item()
+        positions = torch.arange(w.shape[-2])
+        result["own"] = w[:, positions, positions][:, rows].mean(dim=-1)
+        previous = torch.cat([torch.zeros(w.shape[0], 1, dtype=w.dtype), w[:, positions[1:], positions[1:] - 1]], dim=1)
+        result["previous"] = previous[:, rows].mean(dim=-1)
     else:
-        result["own"] = result["previous"] = float("nan")
-    return result
+        result["own"] = result["previous"] = torch.full((w.shape[0],), float("nan"))
+    columns = {name: values.tolist() for name, values in result.items()}
+    return [{name: values[head] for name, values in columns.items()} for head in range(w.shape[0])]
 
 
 def head_statistics(maps: AttentionMaps, index: int = 0) -> list[dict[str, object]]:
@@ -373,8 +381,7 @@ def head_statistics(maps: AttentionMaps, index: int = 0) -> list[dict[str, objec
                 raise ValueError(f"index: expected a batch row in [0, {weights.shape[0]}), got {index}")
             n_q, n_k = weights.shape[-2:]
             visible = causal_mask(n_q, n_k) if kind == "decoder_self" else torch.ones(n_q, n_k, dtype=torch.bool)
-            for head in range(weights.shape[1]):
-                stats = _row_statistics(weights[index, head], visible, kind != "cross")
+            for head, stats in enumerate(_row_statistics(weights[index], visible, kind != "cross")):
                 rows.append({"attention": kind, "layer": layer + 1, "head": head + 1, **stats})
     if not rows:
         raise ValueError("maps: no attention maps to measure")

@@ -39,6 +39,7 @@ from .validation import (
     check_special_id,
     check_tensor,
     module_dtype,
+    shapes_broadcast,
 )
 
 
@@ -78,12 +79,10 @@ def combine_masks(*masks: Tensor | None) -> Tensor | None:
         if mask.dtype != torch.bool:
             raise TypeError(f"masks[{i}]: expected a boolean mask (True = may attend), got dtype {mask.dtype}")
         if result is not None:
-            try:
-                torch.broadcast_shapes(result.shape, mask.shape)
-            except RuntimeError:
+            if not shapes_broadcast(result.shape, mask.shape):
                 raise ValueError(
                     f"masks: shapes {tuple(result.shape)} and {tuple(mask.shape)} do not broadcast together"
-                ) from None
+                )
         result = mask if result is None else result & mask
     return result
 
@@ -142,11 +141,9 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
         raise TypeError(f"mask: expected a boolean mask (True = may attend), got dtype {mask.dtype}")
     if mask.dim() == 3:  # (B, T_q, T_k): shared by every head
         mask = mask[:, None]
-    try:
-        torch.broadcast_shapes(mask.shape, scores.shape)
-    except RuntimeError:
+    if not shapes_broadcast(mask.shape, scores.shape):
         raise ValueError(f"mask: shape {tuple(mask.shape)} does not broadcast to the scores' "
-                         f"{tuple(scores.shape)}") from None
+                         f"{tuple(scores.shape)}")
     scores = scores.masked_fill(~mask, float("-inf"))
     return scores.softmax(dim=-1).masked_fill(_attends_to_nothing(mask), 0.0)
 

@@ -44,6 +44,12 @@ class OperationCounter(TorchDispatchMode):
     by name (``counter.counts["addmm"]``: the matrix products with a bias), and ``counter.largest``: the
     number of elements of the largest tensor any of them produced."""
 
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch wraps a mode's __torch_dispatch__ in torch._dynamo.disable unless this says False, and its
+        # first call then imports torch._dynamo (and sympy): 1.3 s of CPU, for a counter nothing compiles.
+        return False
+
     def __init__(self) -> None:
         super().__init__()
         self.counts: Counter[str] = Counter()

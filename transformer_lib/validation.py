@@ -36,6 +36,7 @@ import inspect
 import math
 import os
 from collections.abc import Sequence
+from itertools import zip_longest
 from numbers import Integral, Real
 from pathlib import Path
 
@@ -434,6 +435,13 @@ def check_token_ids(name: str, ids: object, vocab_size: int, vocab_name: str = "
             f"{vocab_size}, got {bad} at position {where}"
         )
     return ids
+
+
+def shapes_broadcast(*shapes: Sequence[int]) -> bool:
+    """Whether the shapes broadcast together (NumPy's rule), as ``torch.broadcast_shapes`` checks,
+    without the import of sympy (0.4 s) that its first call costs."""
+    padded = zip_longest(*(tuple(shape)[::-1] for shape in shapes), fillvalue=1)
+    return all(len(set(sizes) - {1}) <= 1 for sizes in padded)
 
 
 def check_mask(name: str, mask: Tensor | None, target_shape: Sequence[int]) -> None:
