@@ -242,7 +242,6 @@
     let result = null;
     let layerChosen = false;
     let busy = 0;
-    let plotted = false; // plotly's first plot made (newPlot); every later redraw is a Plotly.react
 
     function setResult(r) {
       result = r;
@@ -269,9 +268,7 @@
       result = null;
       output.textContent = "";
       controls.hidden = true; // no result: nothing for these controls to act on
-      if (plotlyReady()) window.Plotly.purge(figure);
-      figure.textContent = "";
-      plotted = false;
+      window.tcHeatmaps.clear(figure);
     }
 
     /* The explorer's one redraw path: every control ends here (Translate and Enter, the attention,
@@ -279,21 +276,21 @@
      * decoding step). draw(payload) shows `payload`, a translation as bookModel.translate returns it
      * ({tokens, text, notes, ended, src_tokens, decoder_tokens, attention}), and draws its maps;
      * draw() redraws the translation shown, for the menus' choices and the figure's width now.
-     * The first plot is Plotly.newPlot, every later one Plotly.react on the same div (plotly
-     * updates what changed, and keeps its DOM). Returns a promise that resolves once plotly has
-     * drawn, when the explorer's div also gets a `tc-drawn` event (detail: {payload}), which
-     * benchmarks/live_model.py times; undefined when there is nothing to draw. */
+     * The maps are attentionFigure's figure drawn on a canvas (heatmap-canvas.js: plotly's layout and
+     * SVG on every redraw took most of the time from Enter to the drawn maps), synchronously, in the
+     * same div each time. Returns a promise that resolves once they are drawn, when the explorer's div
+     * also gets a `tc-drawn` event (detail: {payload}), which benchmarks/live_model.py times;
+     * undefined when there is nothing to draw. */
     function draw(payload) {
       if (payload !== undefined) setResult(payload);
-      if (!result || !plotlyReady()) return undefined;
+      if (!result) return undefined;
       const h = head.value === "all" ? "all" : Number(head.value);
-      const fig = attentionFigure(result, kind.value, Number(layer.value), h, figure.clientWidth || root.clientWidth);
-      const plot = plotted ? window.Plotly.react : window.Plotly.newPlot;
-      plotted = true;
-      const shown = result;
-      const drawn = plot(figure, fig.data, fig.layout, plotConfig());
+      const width = figure.clientWidth || root.clientWidth;
+      const fig = attentionFigure(result, kind.value, Number(layer.value), h, width);
+      window.tcHeatmaps.draw(figure, fig, width);
       name(figure, fig.layout);
-      return Promise.resolve(drawn).then(() => {
+      const shown = result;
+      return Promise.resolve().then(() => {
         root.dispatchEvent(new CustomEvent("tc-drawn", { detail: { payload: shown } }));
       });
     }
