@@ -170,14 +170,25 @@
     const xTick = { tickangle: -45 };
     const yTick = { autorange: "reversed" };
     let data;
+    // the margins first: a grid's height follows from them
+    const margin = tokenMargins(queries, keys, narrow ? { l: 50, r: 10, t: 110, b: 50 } : layout.margin);
     if (head === "all") {
       const cols = narrow ? 1 : Math.min(nHeads, nHeads <= 4 ? 2 : 4);
       const rows = Math.ceil(nHeads / cols);
       // room between columns for the query tokens and "query" (as figures/attention.py's _column_gap)
       const hs = Math.min(0.25, Math.max(0.1, (8 * Math.max(1, ...queries.map((q) => String(q).length)) + 50) / 500));
-      const vs = narrow ? 0.3 / rows : 0.18;
+      // Between rows, room for a panel's turned key labels, its "key" and the next panel's "head n" (px):
+      // the static figure's fixed share of the height is too little for long tokens, which plotly's
+      // automargin would have drawn over the next row.
+      const size = theme().layout.font.size;
+      const gap = Math.max(narrow ? 80 : 100, Math.ceil(Math.SQRT1_2 * (textWidth(keys, theme().layout.font) + size) +
+        LABEL_PAD_PX + 2.4 * size + 1.2 * 16 + 16));
+      const panel = narrow ? 210 : 232; // px: a panel's height
+      const plotHeight = rows * panel + (rows - 1) * gap;
+      const vs = gap / plotHeight;
       const w = (1 - hs * (cols - 1)) / cols;
-      const h = (1 - vs * (rows - 1)) / rows;
+      const h = panel / plotHeight;
+      layout.height = plotHeight + margin.t + margin.b;
       data = [];
       layout.annotations = [];
       for (let i = 0; i < nHeads; i++) {
@@ -196,7 +207,6 @@
           xanchor: "center", yanchor: "bottom", showarrow: false, font: { size: 16 } });
       }
       layout.title = { text: narrow ? `${title},<br>all ${nHeads} heads` : `${title}, all ${nHeads} heads` };
-      layout.height = (narrow ? 300 : 330) * rows + 80;
     } else {
       data = [heatmap(weights[head], queries, keys, "x", "y", `head ${head + 1}`)];
       layout.xaxis = tokenAxis(keys, Object.assign({ title: { text: AXIS_TITLES[kind][0] } }, xTick));
@@ -206,12 +216,11 @@
       layout.height = 480;
     }
     if (narrow) {
-      layout.margin = { l: 50, r: 10, t: 110, b: 50 };
       layout.title.font = { size: 15 };
       Object.assign(layout.coloraxis.colorbar, { thickness: 12, len: Math.min(1, 420 / layout.height),
         y: 1, yanchor: "top" });
     }
-    layout.margin = tokenMargins(queries, keys, layout.margin);
+    layout.margin = margin;
     return { data, layout };
   }
 
