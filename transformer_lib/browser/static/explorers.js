@@ -9,8 +9,9 @@
  *   data-explorer="positional"  positional-explorer.js, loaded next, on this file's page helpers.
  * The settings (and the kernel's first translation) come in a <script class="tc-live-state">
  * written by transformer_lib.browser.page. Figures mirror transformer_lib.figures.attention's
- * attention_figure and transformer_lib.figures.positions' positional_encoding_figure, drawn with the
- * book's copy of plotly.js. Their font, palette, axis style, colour scales and toolbar, and the
+ * attention_figure and transformer_lib.figures.positions' positional_encoding_figure, described in
+ * plotly's form; the attention maps are drawn on a canvas by heatmap-canvas.js (fast enough to redraw
+ * at every Enter), the other figures with the book's copy of plotly.js. Their font, palette, axis style, colour scales and toolbar, and the
  * messages, are the page's theme (transformer_lib.browser.theme, read through bookModel.theme()):
  * nothing of the book's look is copied here. Outside a page (Node, in the tests) the functions that
  * compute are window.tcExplorers.
@@ -108,12 +109,10 @@
     };
   }
 
-  // Token axes are laid out here, not measured by plotly: plotly's automargin and its default
-  // ticklabeloverflow ("hide past div") measure every tick label with getBoundingClientRect while
-  // it writes the labels' styles, forcing a layout per label (most of the time from Enter to the
-  // drawn maps, benchmarks/live_model.py), and a margin that changes with the sentence makes plotly
-  // draw the figure twice. The margins come from the longest token instead (tokenMargins), sized
-  // generously so that every label stays whole at any width.
+  // Token axes are laid out here, not measured while drawing: the margins come from the longest token
+  // (tokenMargins), sized generously so that every label stays whole at any width. (The same holds for
+  // plotly, which draws these maps in the LM explorer: its automargin measures every tick label with a
+  // forced layout each, and a margin that changes with the sentence makes it draw the figure twice.)
   function tokenAxis(tokens, extra) {
     return Object.assign({}, axisStyle(), {
       tickmode: "array", tickvals: tokens.map((_, i) => i), ticktext: tokens.map(escapeHtml),

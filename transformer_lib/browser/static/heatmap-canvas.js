@@ -138,13 +138,16 @@
       const xs = [];
       const ys = [];
       let deepest = 0;
+      // -45 degrees (the figure's tickangle), the label's end at its tick: it reads up towards its column;
+      // upright (-90) where the columns are too narrow for turned labels to clear each other (a phone)
+      const cw = (p.x1 - p.x0) / p.cols;
+      const angle = Math.SQRT1_2 * cw < 1.2 * size ? -90 : p.xa.tickangle || 0;
       p.xa.ticktext.forEach((t, j) => {
         const box = cellBox(p, 0, j);
-        const cx = (box.x0 + box.x1) / 2;
         const label = plain(t);
-        // -45 degrees, the label's end at its tick: it reads up towards its column
-        xs.push(text(label, cx, p.y1 + PAD, size, { anchor: "end", angle: p.xa.tickangle || 0 }));
-        deepest = Math.max(deepest, Math.SQRT1_2 * (width(label, size, font.family) + size));
+        const w = width(label, size, font.family);
+        xs.push(text(label, (box.x0 + box.x1) / 2, p.y1 + PAD, size, { anchor: "end", angle }));
+        deepest = Math.max(deepest, angle === -90 ? w : Math.SQRT1_2 * (w + size));
       });
       p.ya.ticktext.forEach((t, i) => {
         const box = cellBox(p, i, 0);
@@ -184,7 +187,7 @@
   // The hover text of the cell under the pointer (the trace's text and the weight, as its hovertemplate).
   function hover(div) {
     const tip = div.querySelector(".tc-tooltip");
-    div.addEventListener("pointermove", (event) => {
+    const show = (event) => {
       const g = div.tcGeometry;
       if (!g) return;
       const r = div.getBoundingClientRect();
@@ -199,7 +202,9 @@
       tip.hidden = false;
       tip.style.left = `${Math.min(x / k + 12, r.width - tip.offsetWidth - 4)}px`;
       tip.style.top = `${y / k + 12}px`;
-    });
+    };
+    div.addEventListener("pointermove", show);
+    div.addEventListener("pointerdown", show); // a tap, on a phone
     div.addEventListener("pointerleave", () => { tip.hidden = true; });
   }
 
