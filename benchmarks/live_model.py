@@ -19,8 +19,16 @@ file its build writes) on 127.0.0.1 and opens it in headless chromium. Prints
   (playwright's), so the page sees them as a reader's. A control is a :class:`Control` in
   ``CONTROLS``: the explorer it belongs to, what to set before each press, and the key to press.
 
-Budgets (issue 13, issue 23): at most 100 ms a sentence after the first load, for the model and for
-the reader's wait (key to drawn maps); at most 5 MB gzip extra, paid on first use only.
+* with ``--before REVISION``, the same waits for the explorers' scripts of that git revision, timed in
+  the same run on a second page, press for press interleaved with today's, so that both meet the same
+  load (the machine may be shared): e.g. ``--before HEAD~3`` to see what a change saved.
+
+The host (CPU model, cores, load average) is printed before and after the runs: compare numbers only
+from the same host, and paired runs (``--before``) where the machine is busy.
+
+Budgets (issue 13, issue 23, issue 36): at most 100 ms a sentence after the first load, for the model and
+for the reader's wait (key to drawn maps) on any control; Enter to the drawn maps (``typing``) at most
+50 ms on a Zen 3 core; at most 5 MB gzip extra, paid on first use only.
 """
 
 from __future__ import annotations
@@ -42,6 +50,7 @@ from book_browser import LAUNCH_ARGS, chromium_path, live_test_page, serve  # no
 from transformer_lib.pretrained import book_corpus  # noqa: E402
 
 BUDGET_MS = 100.0
+TYPING_BUDGET_MS = 50.0  # issue 36: Enter to the drawn maps, on a Zen 3 core at 1366 px
 BUDGET_GZIP = 5 * 1000 * 1000
 
 TIMING_JS = """async ([sentences, repeats]) => {
@@ -186,18 +195,38 @@ CONTROLS = {
 }
 
 
-def time_control(page, control: Control, sentences: list[str], repeats: int) -> list[float]:
-    """The median over ``repeats`` of the reader's wait (ms) for each value of ``control``."""
-    times = []
+def time_control(pages: dict, control: Control, sentences: list[str], repeats: int) -> dict[str, list[float]]:
+    """The median over ``repeats`` of the reader's wait (ms) for each value of ``control``, on each of
+    ``pages`` (name: page), interleaved: each press on one page is followed by the same press on the
+    others, in turn first, so that every page meets the same load on the machine."""
+    times = {name: [] for name in pages}
+    order = list(pages)
     for value in control.values(sentences):
-        runs = []
-        for _ in range(repeats):
-            control.prepare(page, value)
-            page.evaluate(ARM_JS, control.selector)
-            control.press(page)
-            runs.append(page.evaluate("() => window.__tcClock"))
-        times.append(statistics.median(runs))
+        runs = {name: [] for name in pages}
+        for r in range(repeats):
+            for name in order[r % len(order):] + order[: r % len(order)]:
+                page = pages[name]
+                control.prepare(page, value)
+                page.evaluate(ARM_JS, control.selector)
+                control.press(page)
+                runs[name].append(page.evaluate("() => window.__tcClock"))
+        for name in pages:
+            times[name].append(statistics.median(runs[name]))
     return times
+
+
+def scripts_of(folder: Path, revision: str) -> None:
+    """The page in ``folder`` with the explorers' scripts and stylesheet of git ``revision`` (those it has):
+    the code before a change, timed beside the code after it (``--before``)."""
+    import subprocess
+
+    for path in sorted((folder / "_static" / "live").iterdir()):
+        if path.suffix not in (".js", ".css"):
+            continue
+        old = subprocess.run(["git", "show", f"{revision}:transformer_lib/browser/static/{path.name}"], cwd=ROOT,
+                             capture_output=True)
+        if old.returncode == 0:
+            path.write_bytes(old.stdout)
 
 
 def host() -> str:
@@ -231,14 +260,23 @@ def main() -> int:
     parser.add_argument("--controls", nargs="*", default=["typing"], choices=sorted(CONTROLS),
                         help="explorer controls to time from key to drawn maps")
     parser.add_argument("--width", type=int, default=1366, help="the page's width (px) for the controls")
+    parser.add_argument("--before", metavar="REVISION", help="also time the explorers' scripts of this git "
+                        "revision, interleaved with today's in the same run (the same load on the machine)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
     print(f"host: {host()}")
     sentences = [src for src, _ in book_corpus().test[: args.sentences]]
     with tempfile.TemporaryDirectory() as tmp:
-        folder = live_test_page(Path(tmp))
+        folder = live_test_page(Path(tmp) / "now")
         write_replay_page(folder)
+        folders = {"now": folder}
+        if args.before:
+            import shutil
+
+            folders = {f"before ({args.before})": Path(tmp) / "before", "now": folder}
+            shutil.copytree(folder, folders[f"before ({args.before})"])
+            scripts_of(folders[f"before ({args.before})"], args.before)
         live = folder / "_static" / "live"
         print("files (bytes: raw, gzip -6)")
         total_raw = total_gzip = 0
@@ -249,23 +287,29 @@ def main() -> int:
             when = "with the page" if path.suffix in (".js", ".css") else "on first use"  # models, snapshots
             print(f"  {path.name:<24} {len(raw):>10,} {packed:>10,}  ({when})")
         print(f"  {'total':<24} {total_raw:>10,} {total_gzip:>10,}  (budget {BUDGET_GZIP:,} gzip)")
-        with serve(folder) as base, sync_playwright() as playwright:
+        with serve(Path(tmp)) as base, sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=chromium_path(), args=LAUNCH_ARGS, headless=True)
             page = browser.new_page()
-            page.goto(base + "index.html", wait_until="load")
+            page.goto(base + "now/index.html", wait_until="load")
             result = page.evaluate(TIMING_JS, [sentences, args.repeats])
             page.close()
             waits = {}
             for name in args.controls:
                 control = CONTROLS[name]
-                page = browser.new_page(viewport={"width": args.width, "height": 900})
-                page.goto(base + control.page, wait_until="load")
-                page.evaluate("() => window.bookModel.load()")  # the first use's download is timed above
-                _fill_sentence(page, sentences[0])
-                _press_enter(page)  # the first figure (plotly's first plot), untimed
-                page.wait_for_function("() => document.querySelector('.tc-attention .js-plotly-plot .main-svg .hm')")
-                waits[name] = time_control(page, control, sentences, args.repeats)
-                page.close()
+                pages = {}
+                for label, where in folders.items():
+                    page = browser.new_page(viewport={"width": args.width, "height": 900})
+                    page.goto(f"{base}{where.name}/{control.page}", wait_until="load")
+                    page.evaluate("() => window.bookModel.load()")  # the first use's download is timed above
+                    _fill_sentence(page, sentences[0])
+                    _press_enter(page)  # the first figure, untimed
+                    page.wait_for_function("() => document.querySelector('.tc-attention .tc-figure:not(.tc-curve)')"
+                                           ".childElementCount > 0")
+                    pages[label] = page
+                for label, times in time_control(pages, control, sentences, args.repeats).items():
+                    waits[f"{name} ({label})" if args.before else name] = times
+                for page in pages.values():
+                    page.close()
             browser.close()
     q1, median, q3 = quartiles(result["times"])
     lengths = [len(s.split()) for s in sentences]
@@ -277,10 +321,12 @@ def main() -> int:
     ok = median <= BUDGET_MS and total_gzip <= BUDGET_GZIP
     for name, times in waits.items():
         q1, wait, q3 = quartiles(times)
+        budget = TYPING_BUDGET_MS if name.startswith("typing") else BUDGET_MS
+        judged = not name.endswith(")") or name.endswith("(now)")  # the code before a change is not judged
         print(f"{name}, key to drawn maps at {args.width} px (the model's time included; median of {args.repeats} "
-              f"presses each): median {wait:.1f} ms, IQR {q1:.1f}-{q3:.1f} ms, max {max(times):.1f} ms "
-              f"(budget {BUDGET_MS:.0f} ms)")
-        ok = ok and wait <= BUDGET_MS
+              f"presses each): median {wait:.1f} ms, IQR {q1:.1f}-{q3:.1f} ms, max {max(times):.1f} ms"
+              + (f" (budget {budget:.0f} ms)" if judged else ""))
+        ok = ok and (not judged or wait <= budget)
     print(f"host after the runs: {host()}")
     print("within budget" if ok else "OVER BUDGET")
     return 0 if ok else 1

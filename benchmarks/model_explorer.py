@@ -14,6 +14,10 @@ opens it in headless chromium. Prints
   next animation frame), over ``--clicks`` clicks on the boxes in turn; and the same for the
   arrow key that steps to the next block.
 
+With ``--before REVISION``, the pass is also timed with the page scripts of that git revision, on a
+second page, sentence for sentence interleaved with today's, so that both meet the same load (the
+machine may be shared). The host (CPU model, cores, load average) is printed before and after.
+
 Budgets (issue 37): at most 10 ms for the model pass per sentence, at most 50 ms median from a click
 to the drawn panel. Printed, never asserted by a test.
 """
@@ -30,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
 from book_browser import LAUNCH_ARGS, chromium_path, model_explorer_page, serve  # noqa: E402
-from live_model import ARM_JS, quartiles  # noqa: E402
+from live_model import ARM_JS, host, quartiles, scripts_of  # noqa: E402
 
 from transformer_lib.pretrained import book_corpus  # noqa: E402
 
@@ -38,19 +42,37 @@ PASS_BUDGET_MS = 10.0
 CLICK_BUDGET_MS = 50.0
 EXPLORER = 'div.tc-live[data-explorer="model"]'
 
-PASS_JS = """async (sentences) => {
+WARM_JS = """async (sentences) => {
   const model = await window.bookModel.load();
   for (const s of sentences.slice(0, 3)) model.activations(s);  // warm the JIT
-  const passes = [], wholes = [];
-  for (const s of sentences) {
-    const r = model.activations(s);  // the translation and its blocks, one pass (r.passMs)
-    passes.push(r.passMs);
-    const start = performance.now();
-    await window.bookModel.activations(s);
-    wholes.push(performance.now() - start);
-  }
-  return {passes, wholes};
 }"""
+
+# One sentence: the pass (Model.activations: the translation and its blocks, its passMs), then the same
+# awaited as the explorer awaits it (bookModel.activations).
+PASS_JS = """async (s) => {
+  const model = await window.bookModel.load();
+  const pass = model.activations(s).passMs;
+  const start = performance.now();
+  await window.bookModel.activations(s);
+  return [pass, performance.now() - start];
+}"""
+
+
+def time_passes(pages: dict, sentences: list[str], repeats: int) -> dict[str, dict[str, list[float]]]:
+    """Per page (name: page), the pass and the awaited pass of each sentence, ``repeats`` times, the pages
+    taking turns sentence by sentence (each first in turn)."""
+    times = {name: {"passes": [], "wholes": []} for name in pages}
+    order = list(pages)
+    for page in pages.values():
+        page.evaluate(WARM_JS, sentences)
+    for r in range(repeats):
+        for k, sentence in enumerate(sentences):
+            shift = (r + k) % len(order)
+            for name in order[shift:] + order[:shift]:
+                one, whole = pages[name].evaluate(PASS_JS, sentence)
+                times[name]["passes"].append(one)
+                times[name]["wholes"].append(whole)
+    return times
 
 
 def main() -> int:
@@ -58,18 +80,32 @@ def main() -> int:
     parser.add_argument("--sentences", type=int, default=25, help="held-out test sentences to time")
     parser.add_argument("--clicks", type=int, default=40, help="clicks on the figure's boxes to time")
     parser.add_argument("--width", type=int, default=1366, help="the page's width (px)")
+    parser.add_argument("--repeats", type=int, default=3, help="passes of each sentence")
+    parser.add_argument("--before", metavar="REVISION", help="also time the pass with the page scripts of this git "
+                        "revision, interleaved with today's in the same run (the same load on the machine)")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
+    print(f"host: {host()}")
     sentences = [src for src, _ in book_corpus().test[: args.sentences]]
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as playwright:
-        folder = Path(tmp)
+        folder = Path(tmp) / "now"
         name = model_explorer_page(folder)
-        with serve(folder) as base:
+        folders = {"now": folder}
+        if args.before:
+            import shutil
+
+            folders = {f"before ({args.before})": Path(tmp) / "before", "now": folder}
+            shutil.copytree(folder, folders[f"before ({args.before})"])
+            scripts_of(folders[f"before ({args.before})"], args.before)
+        with serve(Path(tmp)) as base:
             browser = playwright.chromium.launch(executable_path=chromium_path(), args=LAUNCH_ARGS, headless=True)
-            page = browser.new_page(viewport={"width": args.width, "height": 900})
-            page.goto(base + name, wait_until="load")
-            timing = page.evaluate(PASS_JS, sentences)
+            pages = {}
+            for label, where in folders.items():
+                pages[label] = browser.new_page(viewport={"width": args.width, "height": 900})
+                pages[label].goto(f"{base}{where.name}/{name}", wait_until="load")
+            timing = time_passes(pages, sentences, args.repeats)
+            page = pages["now"]
             root = page.locator(EXPLORER)
             root.get_by_role("button", name="Translate").click()
             page.wait_for_function("() => document.querySelector('div.tc-live[data-explorer=model] .tc-panel')"
@@ -88,16 +124,23 @@ def main() -> int:
                 keys.append(page.evaluate("() => window.__tcClock"))
             browser.close()
     ok = True
-    for label, values, budget in (("model pass (translation and every block, Model.activations)", timing["passes"],
-                                   PASS_BUDGET_MS),
-                                  ("the same, awaited (bookModel.activations)", timing["wholes"], None),
-                                  (f"click on a box to drawn panel at {args.width} px", clicks, CLICK_BUDGET_MS),
-                                  (f"arrow key to drawn panel at {args.width} px", keys, CLICK_BUDGET_MS)):
+    rows = []
+    for label, t in timing.items():
+        tag = f" [{label}]" if args.before else ""
+        judged = label == "now"
+        rows += [(f"model pass (translation and every block, Model.activations){tag}", t["passes"],
+                  PASS_BUDGET_MS if judged else None),
+                 (f"the same, awaited (bookModel.activations){tag}", t["wholes"], None)]
+    rows += [(f"click on a box to drawn panel at {args.width} px", clicks, CLICK_BUDGET_MS),
+             (f"arrow key to drawn panel at {args.width} px", keys, CLICK_BUDGET_MS)]
+    for label, values, budget in rows:
         q1, median, q3 = quartiles(values)
         print(f"{label}: median {median:.1f} ms, IQR {q1:.1f}-{q3:.1f} ms, max {max(values):.1f} ms over "
               f"{len(values)}" + (f" (budget {budget:.0f} ms)" if budget else ""))
         ok = ok and (budget is None or median <= budget)
+    timing = timing["now"]
     print(f"mean of the pass: {statistics.fmean(timing['passes']):.1f} ms")
+    print(f"host after the runs: {host()}")
     print("within budget" if ok else "OVER BUDGET")
     return 0 if ok else 1
 

@@ -225,7 +225,7 @@ def test_model_is_fetched_on_first_use_and_nothing_leaves_the_machine(checkpoint
         explorer = page.locator("div.tc-live[data-explorer=attention]")
         explorer.get_by_label("Sentence", exact=True).fill("the small dog sleeps")
         explorer.get_by_label("Sentence", exact=True).press("Enter")
-        page.wait_for_function("() => document.querySelector('.tc-attention .js-plotly-plot .main-svg .hm')",
+        page.wait_for_function("() => document.querySelector('.tc-attention .tc-heatmaps canvas')",
                                timeout=30_000)
         output = explorer.locator(".tc-output").inner_text()
         explorer.get_by_role("button", name="Translate").click()  # a second translation: no second download
@@ -249,7 +249,7 @@ CHAPTERS = ("03_positional_encoding", "04_attention", "07_training_inference")
 
 def _figure_text(explorer) -> str:
     """The text of the explorer's figure (not of the replay's training curve, in chapter 7)."""
-    return explorer.locator(".js-plotly-plot:not(.tc-curve)").first.inner_text()
+    return explorer.locator(".tc-figure:not(.tc-curve)").first.inner_text()
 
 
 @pytest.mark.parametrize("width", [1366, 390])
@@ -267,7 +267,7 @@ def test_explorers_in_the_built_book_are_live(site: Path, checkpoint, browser, w
                 # chapter 7 also holds the decoding stepper (tests/test_live_stepper.py): the explorer by its kind
                 kind = "positional" if chapter == "03_positional_encoding" else "attention"
                 explorer = page.locator(f"div.tc-live[data-explorer={kind}]").first
-                explorer.locator(".js-plotly-plot:not(.tc-curve) .main-svg").first.wait_for(timeout=30_000)
+                explorer.locator(".tc-figure:not(.tc-curve) svg").first.wait_for(timeout=30_000)
                 before = _figure_text(explorer)
                 if chapter == "03_positional_encoding":
                     d_model = explorer.get_by_role("slider", name="d_model")
@@ -286,7 +286,8 @@ def test_explorers_in_the_built_book_are_live(site: Path, checkpoint, browser, w
                     explorer.get_by_label("Attention", exact=True).select_option(label="encoder self-attention")
                     # the maps' title (in chapter 7 the first explorer is the replay's, whose curve has one too)
                     page.wait_for_function("() => document.querySelector('.tc-attention .tc-figure:not(.tc-curve) "
-                                           ".gtitle').textContent.startsWith('encoder self-attention, layer 2,')",
+                                           ".tc-figure-title').textContent"
+                                           ".startsWith('encoder self-attention, layer 2,')",
                                            timeout=10_000)
                 page.wait_for_timeout(300)
                 after = _figure_text(explorer)

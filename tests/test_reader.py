@@ -79,7 +79,8 @@ ACTIONS_JS = """() => {
   return {forms, cloud, links, posts};
 }"""
 
-FIGURES_JS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(p => {
+# plotly's figures, and the attention explorer's maps (heatmap-canvas.js), which keep their figure as plotly's do
+FIGURES_JS = """() => [...document.querySelectorAll('.js-plotly-plot, .tc-heatmaps')].map(p => {
   const layout = p.layout || {};
   const title = (t) => (typeof t === 'string' ? t : (t && t.text) || '').trim();
   const axes = Object.keys(layout).filter(k => /^[xy]axis\\d*$/.test(k))

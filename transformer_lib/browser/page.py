@@ -29,8 +29,8 @@ KINDS = ("attention", "positional", "lm", "stepper", "model")
 # The page's scripts (file names in this package's ``static`` folder), in the order a page loads them:
 # each reads those before it. The one list that the book's build (``book/_ext/offline_assets.py``),
 # ``tools/build_pdf.py`` and the tests read.
-LIVE_SCRIPTS = ("book-text.js", "book-model.js", "explorers.js", "positional-explorer.js", "book-trace.js",
-                "stepper.js", "book-activations.js", "model-explorer.js")
+LIVE_SCRIPTS = ("book-text.js", "book-model.js", "heatmap-canvas.js", "explorers.js", "positional-explorer.js",
+                "book-trace.js", "stepper.js", "book-activations.js", "model-explorer.js")
 LM_SCRIPTS = ("book-lm.js", "lm-explorer.js")  # after LIVE_SCRIPTS, on the page with chapter 8's explorer
 
 

@@ -14,18 +14,36 @@
   const { Model } = bookModel;
   const base = Model.prototype;
 
-  const blockName = (prefix) => prefix.replace(".layers.", ".").replace(/^(src|tgt)_embed$/, "$1");
+  // The recorder copies every row it keeps (the model reuses none, but the blocks are plain arrays, as
+  // JSON and the tests read them): with a counted loop, several times faster than Array.from on a typed
+  // array, which iterates; the names are worked out once per prefix (benchmarks/model_explorer.py).
+  const names = new Map();
+  const blockName = (prefix) => {
+    let name = names.get(prefix);
+    if (name === undefined) names.set(prefix, name = prefix.replace(".layers.", ".").replace(/^(src|tgt)_embed$/, "$1"));
+    return name;
+  };
+  function plain(x, from, to) {
+    const [a, b] = [from || 0, to === undefined ? x.length : to];
+    const out = new Array(b - a);
+    for (let i = a; i < b; i++) out[i - a] = x[i];
+    return out;
+  }
   const heads = (row, h) => { // (d_model) -> (h, d_k), as MultiHeadAttention.split_heads
     const dk = row.length / h;
-    return Array.from({ length: h }, (_, i) => Array.from(row.subarray(i * dk, (i + 1) * dk)));
+    const out = new Array(h);
+    for (let i = 0; i < h; i++) out[i] = plain(row, i * dk, (i + 1) * dk);
+    return out;
   };
 
   function softmax(row) { // torch.softmax over the vocabulary, in float64
     let max = -Infinity;
-    for (const x of row) if (x > max) max = x;
-    const e = Array.from(row, (x) => Math.exp(x - max));
-    const sum = e.reduce((a, b) => a + b, 0);
-    return e.map((x) => x / sum);
+    for (let i = 0; i < row.length; i++) if (row[i] > max) max = row[i];
+    const e = new Array(row.length);
+    let sum = 0;
+    for (let i = 0; i < row.length; i++) sum += (e[i] = Math.exp(row[i] - max));
+    for (let i = 0; i < row.length; i++) e[i] /= sum;
+    return e;
   }
 
   // The residuals of a stack in the order they run, then its final norm (pre-norm models have one).
@@ -58,9 +76,9 @@
     rec.embed = function (prefix, id, pos) {
       const d = cfg.d_model;
       const side = blockName(prefix);
-      keep(`${side}.token`, Array.from(this.t(`${prefix}.token.embedding.weight`).subarray(id * d, (id + 1) * d)));
+      keep(`${side}.token`, plain(this.t(`${prefix}.token.embedding.weight`), id * d, (id + 1) * d));
       const x = base.embed.call(this, prefix, id, pos);
-      keep(`${side}.input`, Array.from(x));
+      keep(`${side}.input`, plain(x));
       return x;
     };
     rec.project = function (prefix, which, x) {
@@ -71,30 +89,30 @@
     rec.attendRow = function (prefix, q, keys, values) {
       const r = base.attendRow.call(this, prefix, q, keys, values);
       const name = blockName(prefix);
-      keep(`${name}.scores`, r.scores.map((row) => Array.from(row)));
-      keep(`${name}.weights`, r.weights.map((row) => Array.from(row)));
+      keep(`${name}.scores`, r.scores.map((row) => plain(row)));
+      keep(`${name}.weights`, r.weights.map((row) => plain(row)));
       keep(`${name}.heads`, heads(r.concat, h));
-      keep(`${name}.output`, Array.from(r.output));
+      keep(`${name}.output`, plain(r.output));
       return r;
     };
     rec.norm = function (prefix, x) {
       const y = base.norm.call(this, prefix, x);
       const name = blockName(prefix);
-      keep(name, Array.from(y)); // a residual's norm ("<residual>.norm") or a stack's final_norm
-      if (!cfg.norm_first && !name.endsWith("final_norm")) keep(`${name.slice(0, -5)}.sum`, Array.from(x)); // post-norm
-      if (cfg.norm_first && previous[prefix]) keep(`${blockName(previous[prefix])}.sum`, Array.from(x));
+      keep(name, plain(y)); // a residual's norm ("<residual>.norm") or a stack's final_norm
+      if (!cfg.norm_first && !name.endsWith("final_norm")) keep(`${name.slice(0, -5)}.sum`, plain(x)); // post-norm
+      if (cfg.norm_first && previous[prefix]) keep(`${blockName(previous[prefix])}.sum`, plain(x));
       return y;
     };
     rec.lin = function (prefix, x, nOut, nIn) {
       const y = base.lin.call(this, prefix, x, nOut, nIn);
       // feedForward applies its ReLU to this very array, in place: what is kept is the hidden layer
       if (prefix.endsWith(".linear1")) keep(`${blockName(prefix.slice(0, -8))}.hidden`, y);
-      if (prefix.endsWith(".linear2")) keep(`${blockName(prefix.slice(0, -8))}.output`, Array.from(y));
+      if (prefix.endsWith(".linear2")) keep(`${blockName(prefix.slice(0, -8))}.output`, plain(y));
       return y;
     };
     rec.logits = function (x, prefix) {
       const y = base.logits.call(this, x, prefix);
-      keep(`${prefix}.logits`, Array.from(y));
+      keep(`${prefix}.logits`, plain(y));
       keep(`${prefix}.probabilities`, softmax(y));
       return y;
     };
@@ -110,7 +128,7 @@
     const scale = Math.sqrt(dk);
     const blocks = rec.blocks;
     for (const name of Object.keys(blocks)) { // the hidden layers, kept as typed arrays, as plain ones
-      if (name.endsWith(".hidden")) blocks[name] = blocks[name].map((row) => Array.from(row));
+      if (name.endsWith(".hidden")) blocks[name] = blocks[name].map((row) => plain(row));
     }
     for (let l = 0; l < cfg.n_decoder_layers; l++) {
       const name = `decoder.${l}.self_attn`;

@@ -9,8 +9,9 @@
  *   data-explorer="positional"  positional-explorer.js, loaded next, on this file's page helpers.
  * The settings (and the kernel's first translation) come in a <script class="tc-live-state">
  * written by transformer_lib.browser.page. Figures mirror transformer_lib.figures.attention's
- * attention_figure and transformer_lib.figures.positions' positional_encoding_figure, drawn with the
- * book's copy of plotly.js. Their font, palette, axis style, colour scales and toolbar, and the
+ * attention_figure and transformer_lib.figures.positions' positional_encoding_figure, described in
+ * plotly's form; the attention maps are drawn on a canvas by heatmap-canvas.js (fast enough to redraw
+ * at every Enter), the other figures with the book's copy of plotly.js. Their font, palette, axis style, colour scales and toolbar, and the
  * messages, are the page's theme (transformer_lib.browser.theme, read through bookModel.theme()):
  * nothing of the book's look is copied here. Outside a page (Node, in the tests) the functions that
  * compute are window.tcExplorers.
@@ -123,12 +124,10 @@
     };
   }
 
-  // Token axes are laid out here, not measured by plotly: plotly's automargin and its default
-  // ticklabeloverflow ("hide past div") measure every tick label with getBoundingClientRect while
-  // it writes the labels' styles, forcing a layout per label (most of the time from Enter to the
-  // drawn maps, benchmarks/live_model.py), and a margin that changes with the sentence makes plotly
-  // draw the figure twice. The margins come from the longest token instead (tokenMargins), sized
-  // generously so that every label stays whole at any width.
+  // Token axes are laid out here, not measured while drawing: the margins come from the longest token
+  // (tokenMargins), sized generously so that every label stays whole at any width. (The same holds for
+  // plotly, which draws these maps in the LM explorer: its automargin measures every tick label with a
+  // forced layout each, and a margin that changes with the sentence makes it draw the figure twice.)
   function tokenAxis(tokens, extra) {
     return Object.assign({}, axisStyle(), {
       tickmode: "array", tickvals: tokens.map((_, i) => i), ticktext: tokens.map(escapeHtml),
@@ -185,14 +184,25 @@
     const xTick = { tickangle: -45 };
     const yTick = { autorange: "reversed" };
     let data;
+    // the margins first: a grid's height follows from them
+    const margin = tokenMargins(queries, keys, narrow ? { l: 50, r: 10, t: 110, b: 50 } : layout.margin);
     if (head === "all") {
       const cols = narrow ? 1 : Math.min(nHeads, nHeads <= 4 ? 2 : 4);
       const rows = Math.ceil(nHeads / cols);
       // room between columns for the query tokens and "query" (as figures/attention.py's _column_gap)
       const hs = Math.min(0.25, Math.max(0.1, (8 * Math.max(1, ...queries.map((q) => String(q).length)) + 50) / 500));
-      const vs = narrow ? 0.3 / rows : 0.18;
+      // Between rows, room for a panel's turned key labels, its "key" and the next panel's "head n" (px):
+      // the static figure's fixed share of the height is too little for long tokens, which plotly's
+      // automargin would have drawn over the next row.
+      const size = theme().layout.font.size;
+      const gap = Math.max(narrow ? 80 : 100, Math.ceil(Math.SQRT1_2 * (textWidth(keys, theme().layout.font) + size) +
+        LABEL_PAD_PX + 2.4 * size + 1.2 * 16 + 16));
+      const panel = narrow ? 210 : 232; // px: a panel's height
+      const plotHeight = rows * panel + (rows - 1) * gap;
+      const vs = gap / plotHeight;
       const w = (1 - hs * (cols - 1)) / cols;
-      const h = (1 - vs * (rows - 1)) / rows;
+      const h = panel / plotHeight;
+      layout.height = plotHeight + margin.t + margin.b;
       data = [];
       layout.annotations = [];
       for (let i = 0; i < nHeads; i++) {
@@ -211,7 +221,6 @@
           xanchor: "center", yanchor: "bottom", showarrow: false, font: { size: 16 } });
       }
       layout.title = { text: narrow ? `${title},<br>all ${nHeads} heads` : `${title}, all ${nHeads} heads` };
-      layout.height = (narrow ? 300 : 330) * rows + 80;
     } else {
       data = [heatmap(weights[head], queries, keys, "x", "y", `head ${head + 1}`)];
       layout.xaxis = tokenAxis(keys, Object.assign({ title: { text: AXIS_TITLES[kind][0] } }, xTick));
@@ -221,12 +230,11 @@
       layout.height = 480;
     }
     if (narrow) {
-      layout.margin = { l: 50, r: 10, t: 110, b: 50 };
       layout.title.font = { size: 15 };
       Object.assign(layout.coloraxis.colorbar, { thickness: 12, len: Math.min(1, 420 / layout.height),
         y: 1, yanchor: "top" });
     }
-    layout.margin = tokenMargins(queries, keys, layout.margin);
+    layout.margin = margin;
     return { data, layout };
   }
 
@@ -257,7 +265,6 @@
     let result = null;
     let layerChosen = false;
     let busy = 0;
-    let plotted = false; // plotly's first plot made (newPlot); every later redraw is a Plotly.react
 
     function setResult(r) {
       result = r;
@@ -284,9 +291,7 @@
       result = null;
       output.textContent = "";
       controls.hidden = true; // no result: nothing for these controls to act on
-      if (plotlyReady()) window.Plotly.purge(figure);
-      figure.textContent = "";
-      plotted = false;
+      window.tcHeatmaps.clear(figure);
     }
 
     /* The explorer's one redraw path: every control ends here (Translate and Enter, the attention,
@@ -294,21 +299,21 @@
      * decoding step). draw(payload) shows `payload`, a translation as bookModel.translate returns it
      * ({tokens, text, notes, ended, src_tokens, decoder_tokens, attention}), and draws its maps;
      * draw() redraws the translation shown, for the menus' choices and the figure's width now.
-     * The first plot is Plotly.newPlot, every later one Plotly.react on the same div (plotly
-     * updates what changed, and keeps its DOM). Returns a promise that resolves once plotly has
-     * drawn, when the explorer's div also gets a `tc-drawn` event (detail: {payload}), which
-     * benchmarks/live_model.py times; undefined when there is nothing to draw. */
+     * The maps are attentionFigure's figure drawn on a canvas (heatmap-canvas.js: plotly's layout and
+     * SVG on every redraw took most of the time from Enter to the drawn maps), synchronously, in the
+     * same div each time. Returns a promise that resolves once they are drawn, when the explorer's div
+     * also gets a `tc-drawn` event (detail: {payload}), which benchmarks/live_model.py times;
+     * undefined when there is nothing to draw. */
     function draw(payload) {
       if (payload !== undefined) setResult(payload);
-      if (!result || !plotlyReady()) return undefined;
+      if (!result) return undefined;
       const h = head.value === "all" ? "all" : Number(head.value);
-      const fig = attentionFigure(result, kind.value, Number(layer.value), h, figure.clientWidth || root.clientWidth);
-      const plot = plotted ? window.Plotly.react : window.Plotly.newPlot;
-      plotted = true;
-      const shown = result;
-      const drawn = plot(figure, fig.data, fig.layout, plotConfig());
+      const width = figure.clientWidth || root.clientWidth;
+      const fig = attentionFigure(result, kind.value, Number(layer.value), h, width);
+      window.tcHeatmaps.draw(figure, fig, width);
       name(figure, fig.layout);
-      return Promise.resolve(drawn).then(() => {
+      const shown = result;
+      return Promise.resolve().then(() => {
         root.dispatchEvent(new CustomEvent("tc-drawn", { detail: { payload: shown } }));
       });
     }
