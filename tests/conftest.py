@@ -40,6 +40,11 @@ def group_of(nodeid: str) -> str:
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The shared groups first (the longest: the built book's checks, the JupyterLab run), so that under
+    # pytest-xdist each starts on its own worker at once and the short modules fill in around them,
+    # rather than both long groups starting last. Stable: the order within each group stays.
+    shared = {group for group, _ in SHARED_GROUPS.values()}
+    items.sort(key=lambda item: group_of(item.nodeid) not in shared)
     for item in items:
         for fixture, (group, modules) in SHARED_GROUPS.items():
             if fixture in getattr(item, "fixturenames", ()) and item.nodeid.split("::")[0] not in modules:

@@ -369,6 +369,7 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
         ('sampling.tempered_logits', 'logits'),
     ]),
     **_each({'its first item twice': REPEATED}, [
+        ('analysis.encoder_unit_activations_by_layer', 'sentences'),
         ('agreement.head_agreement', 'weights'),
         ('agreement.position_baseline', 'links'),
         ('analysis.analogy_ranks', 'pairs'),

@@ -45,6 +45,8 @@ STATE_JS = """() => {
   return {
     plots: plots.length,
     plots_drawn: plots.filter(p => p.querySelector(traces)).length,
+    heatmaps_drawn: [...document.querySelectorAll('.tc-heatmaps')].filter(
+      d => d.tcWidth && d.querySelector('canvas').width > 0 && d.querySelector('svg text')).length,
     views: views.length,
     views_rendered: rendered.length,
     widgets: document.querySelectorAll('.jupyter-widgets').length,
@@ -58,16 +60,18 @@ STATE_JS = """() => {
 
 READY_JS = """([state, expected]) => {
   const s = state();
-  return s.plots_drawn >= expected.plots && s.views_rendered >= expected.views
+  return s.plots_drawn >= expected.plots && s.heatmaps_drawn >= expected.heatmaps && s.views_rendered >= expected.views
     && s.bertviz_drawn >= expected.bertviz && s.math_typeset === s.math;
 }"""
 
 
-# The figures a live explorer draws (transformer_lib/browser/static): the attention explorer its maps
-# (and, with the replay, the training curve), the positional explorer one, the stepper its candidates
+# The plotly figures a live explorer draws (transformer_lib/browser/static): the attention explorer none (its
+# maps are a canvas, heatmap-canvas.js, counted apart; with the replay, its training curve), the positional
+# explorer one, the stepper its candidates
 # and the cross-attention row, the language-model explorer its bars and its maps; the whole-model explorer
 # none on arrival (its figure is SVG; its panel is drawn on the first click, which fetches the model).
-LIVE_FIGURES = {"attention": 1, "positional": 1, "stepper": 2, "lm": 2, "model": 0}
+LIVE_FIGURES = {"attention": 0, "positional": 1, "stepper": 2, "lm": 2, "model": 0}
+LIVE_HEATMAPS = {"attention": 1}  # the canvas maps (.tc-heatmaps) an explorer draws on arrival
 # The build gives each explorer an id, the target of the page's skip links (book/_ext/reader_view.py)
 LIVE_EXPLORER = re.compile(r'<div class="tc-live" data-explorer="(\w+)"(?: id="[\w-]+")?>'
                            r'<script type="application/json" class="tc-live-state">(.*?)</script>', re.DOTALL)
@@ -86,6 +90,7 @@ def promised(html: str) -> dict[str, int]:
     return {
         "plots": html.count('class="plotly-graph-div"') + html.count('class=\\"plotly-graph-div\\"')
         + live_figures(html),
+        "heatmaps": sum(LIVE_HEATMAPS.get(kind, 0) for kind, _ in LIVE_EXPLORER.findall(html)),
         "views": len(re.findall(r'<script type="application/vnd\.jupyter\.widget-view\+json">', html)),
         "bertviz": len(re.findall(r'<div id="bertviz-[0-9a-f-]+"', html)),
     }
@@ -145,6 +150,8 @@ def check_page(browser, url: str, html: str, screenshot: Path, redirect_html: st
     if state["plots"] != expected["plots"] or state["plots_drawn"] != state["plots"]:
         problems.append(f"plotly: {expected['plots']} figures in the HTML, {state['plots']} plotted, "
                         f"{state['plots_drawn']} with drawn traces")
+    if state["heatmaps_drawn"] != expected["heatmaps"]:
+        problems.append(f"canvas maps: {expected['heatmaps']} promised, {state['heatmaps_drawn']} drawn")
     if state["views_rendered"] != expected["views"]:
         problems.append(f"ipywidgets: {expected['views']} saved views, {state['views_rendered']} rendered")
     if state["bertviz_drawn"] != expected["bertviz"]:

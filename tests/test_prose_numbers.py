@@ -215,8 +215,10 @@ def test_shown_is_the_value_at_the_precision_the_text_shows() -> None:
     assert isinstance(spread, Shown) and repr(spread) == str(spread) == "0.49" and spread.value == 0.4912
     assert f"{spread}" == "0.49" and f"{spread:.3f}" == "0.491"
     assert repr(shown(7499.3, ",.0f")) == "7,499" and repr(shown("dropped phrase")) == "dropped phrase"
-    with pytest.raises(ValueError, match="spec"):
+    with pytest.raises(TypeError, match="spec"):  # a numeric spec given a str: the value's type is wrong
         shown("text", ".2f")
+    with pytest.raises(ValueError, match="spec"):  # a spec no value could take: the spec is wrong
+        shown(1.0, ".2q")
     with pytest.raises(TypeError, match="spec"):
         shown(1.0, 2)
     assert expressions("a {eval}`x` b {eval}` y ` {eval}`x`") == ["x", "y"]

@@ -1,33 +1,31 @@
 """Argument checks shared by the public API.
 
-Every check raises ``TypeError`` (wrong kind of thing) or ``ValueError`` (right kind,
-wrong value or shape) with a message that names the argument, says what was
-expected and what came, so a reader never has to decode an error from deep
-inside torch.
+Every check raises ``TypeError`` (wrong kind of thing) or ``ValueError`` (right kind, wrong value or shape)
+with a message that names the argument, says what was expected and what came, so a reader never has to
+decode an error from deep inside torch.
 
 What is accepted, everywhere:
 
-* an integer argument (a size, a length, an id, an offset) is a Python ``int`` or any
-  other ``numbers.Integral`` (a NumPy integer), never a ``bool`` and never a float, not even
-  ``3.0``: a fraction is refused, never truncated;
-* a real-valued argument (a temperature, a smoothing) is an ``int`` or ``float`` (not a
-  ``bool``), and finite unless the function says otherwise;
+* an integer argument (a size, a length, an id, an offset) is a Python ``int`` or any other
+  ``numbers.Integral`` (a NumPy integer), never a ``bool`` and never a float, not even ``3.0``: a fraction is
+  refused, never truncated;
+* a real-valued argument (a temperature, a smoothing) is an ``int`` or ``float`` (not a ``bool``), and finite
+  unless the function says otherwise;
 * token ids are a tensor of dtype ``torch.int64`` or ``torch.int32``, the two index dtypes of
-  ``torch.nn.Embedding``. Other integer dtypes (``uint8``, ``int8``, ``int16``) are refused
-  with a ``TypeError`` that says to call ``.long()``: converting them silently would hide
-  that a ``uint8`` cannot hold ids above 255;
-* a floating-point input to a module has the module's dtype (a float64 tensor to a float32
-  module is a ``TypeError``, not a deep matrix-multiply error);
-* a list of tokens is a sequence of strings; a plain string is refused (it would be read
-  as its characters); ``None`` where a sequence is expected is a ``TypeError`` naming it;
+  ``torch.nn.Embedding``. Other integer dtypes (``uint8``, ``int8``, ``int16``) are refused with a
+  ``TypeError`` that says to call ``.long()``: converting them silently would hide that a ``uint8`` cannot
+  hold ids above 255;
+* a floating-point input to a module has the module's dtype (a float64 tensor to a float32 module is a
+  ``TypeError``, not a deep matrix-multiply error);
+* a list of tokens is a sequence of strings; a plain string is refused (it would be read as its characters);
+  ``None`` where a sequence is expected is a ``TypeError`` naming it;
 * a vocabulary passed with a model holds exactly the model's number of tokens;
 * a floating-point input holds no NaN and no infinity; logits may hold -inf (an excluded token);
 * a message quotes what came cut short (``shorten``): never a 10,000-character word whole.
 
-``tests/test_bad_input_sweep.py`` holds every public callable of the library to this rule.
-
-Longer than 400 lines: every argument check of the library lives here by design, one place for
-each (the ground rule), so that a message is written once.
+``tests/test_bad_input_sweep.py`` holds every public callable of the library to this rule. Longer than 400
+lines: every argument check of the library lives here by design, one place for each (the ground rule), so that
+a message is written once.
 """
 
 from __future__ import annotations
@@ -438,17 +436,14 @@ def check_token_ids(name: str, ids: object, vocab_size: int, vocab_name: str = "
 
 
 def shapes_broadcast(*shapes: Sequence[int]) -> bool:
-    """Whether the shapes broadcast together (NumPy's rule), as ``torch.broadcast_shapes`` checks,
-    without the import of sympy (0.4 s) that its first call costs."""
+    """Whether the shapes broadcast together (NumPy's rule), as ``torch.broadcast_shapes`` checks, without the
+    import of sympy that its first call costs."""
     padded = zip_longest(*(tuple(shape)[::-1] for shape in shapes), fillvalue=1)
     return all(len(set(sizes) - {1}) <= 1 for sizes in padded)
 
 
 def check_mask(name: str, mask: Tensor | None, target_shape: Sequence[int]) -> None:
-    """A mask is boolean (True = may attend) and broadcasts to ``target_shape``.
-
-    ``target_shape`` is (batch, heads, queries, keys).
-    """
+    """A mask is boolean (True = may attend) and broadcasts to ``target_shape`` (batch, heads, queries, keys)."""
     if mask is None:
         return
     check_tensor(name, mask)
