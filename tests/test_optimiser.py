@@ -5,6 +5,8 @@ tensors, gradients dropped between steps (``zero_grad(set_to_none=True)``), as t
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import pytest
 import torch
 from safetensors.torch import save
@@ -39,7 +41,7 @@ def _reference(batches: list[Batch], zero_in_place_only_the_buffer: bool = False
     model = models.Transformer(CONFIG)
     options = training.TrainingOptions(steps=STEPS, warmup=10, lr_scale=1.0, pad_id=0, shuffle=False,
                                        progress=False)
-    with contiguous_parameters(model) if zero_in_place_only_the_buffer else _nothing() as buffer:
+    with contiguous_parameters(model) if zero_in_place_only_the_buffer else nullcontext() as buffer:
         optimizer = paper_adam([buffer] if buffer is not None else model.parameters())
         scheduler = warmup_scheduler(optimizer, CONFIG.d_model, options.warmup, options.lr_scale)
         torch.manual_seed(options.seed)
@@ -55,14 +57,6 @@ def _reference(batches: list[Batch], zero_in_place_only_the_buffer: bool = False
             optimizer.step()
             scheduler.step()
     return [p.detach().clone() for p in model.parameters()]
-
-
-class _nothing:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
 
 
 def _trained_by_train(batches: list[Batch]) -> tuple[nn.Module, list[torch.Tensor]]:
