@@ -16,7 +16,8 @@ Beside each run:
 
 Every run is on one thread. ``--dispatch`` runs the whole set once per level of PyTorch's CPU
 kernels (``native``: the best the processor has; ``avx2``: what a reader's AVX2-only processor
-runs), each in a fresh process, the levels side by side (one core each).
+runs), each in a fresh process, one after the other, so that no run shares the machine with another
+(as a reader's kernel trains alone).
 
     python benchmarks/time_to_target.py [--seeds 3] [--dispatch native avx2] [--out book/data/time_to_target.json]
 """
@@ -33,7 +34,6 @@ import json  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-from concurrent.futures import ThreadPoolExecutor  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import harness  # noqa: E402 -- first: it sets OpenMP's wait policy before torch starts
@@ -147,13 +147,11 @@ def main() -> None:
     if args.run:
         print(json.dumps(worker(args.run[0], int(args.run[1]))))
         return
-    # The levels side by side (one thread each, so two levels fit two cores).
-    print(f"{', '.join(args.dispatch)} dispatch, one thread each, load average {os.getloadavg()}", flush=True)
-    with ThreadPoolExecutor(len(args.dispatch)) as pool:
-        futures = {level: pool.submit(level_runs, level, args.seeds) for level in args.dispatch}
+    print(f"{', '.join(args.dispatch)} dispatch, one thread, one run at a time, load average {os.getloadavg()}",
+          flush=True)
+    finished = {level: level_runs(level, args.seeds) for level in args.dispatch}
     results = {}
-    for level, future in futures.items():
-        result = future.result()
+    for level, result in finished.items():
         result["summary"] = {name: summary(result["runs"], name) for name in RECIPES}
         by_recipe = {name: {r["seed"]: r for r in result["runs"] if r["recipe"] == name} for name in RECIPES}
         # chapter 7's recipe against the shipped model's, seed by seed (negative: live reaches it sooner)

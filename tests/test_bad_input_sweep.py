@@ -322,6 +322,8 @@ CALLS = {
     "optimiser.transformer_lr": lambda: (training.transformer_lr, dict(step=3, d_model=16, warmup=10, scale=1.0)),
     "optimiser.paper_adam": lambda: (training.paper_adam, dict(params=list(torch.nn.Linear(2, 2).parameters()),
                                                               lr=1.0)),
+    "optimiser.PaperAdam": lambda: (optimiser.PaperAdam, dict(params=list(torch.nn.Linear(2, 2).parameters()),
+                                                             lr=1.0, betas=(0.9, 0.98), eps=1e-9)),
     "optimiser.contiguous_parameters": lambda: (optimiser.contiguous_parameters, dict(model=torch.nn.Linear(2, 2))),
     "training.pick_device": lambda: (training.pick_device, dict(device="cpu")),
     "browser.page.translation_payload": lambda: (live_explorers.translation_payload, dict(
@@ -651,6 +653,9 @@ def _exempt(name: str, value: object) -> str | None:
 
 OTHER_EXEMPT = {
     "language_model.train_language_model": SLOW,
+    "optimiser.PaperAdam.step": "torch.optim.Optimizer's protocol: reads the gradients torch's backward wrote",
+    "optimiser.PaperAdam.zero_grad": "torch.optim.Optimizer's own method, unwrapped (its argument is a flag)",
+    "optimiser.PaperAdam.add_param_group": "torch.optim.Optimizer's own method, unwrapped: torch checks the group",
     "optimiser.warmup_scheduler": "wraps torch's LambdaLR around an optimizer; its numbers go to transformer_lr",
     "measure.best_time": "times a callable the caller writes (tests/test_measure.py)",
     "checkpoint.save_checkpoint": "writes files: tests/test_checkpoint.py tests its arguments",

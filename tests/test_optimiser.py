@@ -1,10 +1,14 @@
 """``optimiser.contiguous_parameters``: ``train`` updates one buffer instead of one tensor at a time, and
 that changes no number. The reference is the plain loop with PyTorch's Adam on the model's own
 tensors, gradients dropped between steps (``zero_grad(set_to_none=True)``), as the book trained before.
+``optimiser.PaperAdam``, the book's Adam written out, gives ``torch.optim.Adam``'s numbers bit for bit
+and, unlike it, does not import torch's compiler.
 """
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from contextlib import nullcontext
 
 import pytest
@@ -15,7 +19,7 @@ from torch import nn
 from transformer_lib import models, training
 from transformer_lib.config import TransformerConfig
 from transformer_lib.loss import label_smoothed_cross_entropy
-from transformer_lib.optimiser import contiguous_parameters, paper_adam, warmup_scheduler
+from transformer_lib.optimiser import PAPER_BETAS, PAPER_EPS, contiguous_parameters, paper_adam, warmup_scheduler
 from transformer_lib.tokenization import Batch
 
 CONFIG = TransformerConfig(src_vocab_size=23, tgt_vocab_size=19, d_model=16, n_heads=2, d_ff=32,
@@ -34,15 +38,22 @@ def _batches(n: int = 6) -> list[Batch]:
     return batches
 
 
-def _reference(batches: list[Batch], zero_in_place_only_the_buffer: bool = False) -> list[torch.Tensor]:
-    """STEPS steps of the plain loop: per-tensor Adam (or, with the planted defect, the buffer's Adam whose
-    gradients are dropped instead of cleared, so the model's gradient views keep adding up)."""
+def torch_adam(params: object) -> torch.optim.Adam:
+    """PyTorch's own Adam with the paper's settings: what ``PaperAdam`` must equal."""
+    return torch.optim.Adam(params, lr=1.0, betas=PAPER_BETAS, eps=PAPER_EPS, foreach=True)
+
+
+def _reference(batches: list[Batch], zero_in_place_only_the_buffer: bool = False, adam: object = torch_adam
+               ) -> list[torch.Tensor]:
+    """STEPS steps of the plain loop: per-tensor Adam, PyTorch's unless ``adam`` says (or, with the planted
+    defect, the buffer's Adam whose gradients are dropped instead of cleared, so the model's gradient views
+    keep adding up)."""
     torch.manual_seed(0)
     model = models.Transformer(CONFIG)
     options = training.TrainingOptions(steps=STEPS, warmup=10, lr_scale=1.0, pad_id=0, shuffle=False,
                                        progress=False)
     with contiguous_parameters(model) if zero_in_place_only_the_buffer else nullcontext() as buffer:
-        optimizer = paper_adam([buffer] if buffer is not None else model.parameters())
+        optimizer = adam([buffer] if buffer is not None else model.parameters())
         scheduler = warmup_scheduler(optimizer, CONFIG.d_model, options.warmup, options.lr_scale)
         torch.manual_seed(options.seed)
         model.train()
@@ -114,3 +125,52 @@ def test_bad_models_are_refused_by_name() -> None:
     mixed = nn.Sequential(nn.Linear(2, 2), nn.Linear(2, 2).double())
     with pytest.raises(ValueError, match="^model: expected parameters of one device and dtype"):
         contiguous_parameters(mixed)
+
+
+def test_paper_adam_gives_torchs_numbers_tensor_by_tensor() -> None:
+    batches = _batches()
+    ours, theirs = _reference(batches, adam=paper_adam), _reference(batches)
+    assert all(torch.equal(a, b) for a, b in zip(ours, theirs, strict=True))
+
+
+def test_the_comparison_with_torchs_adam_sees_a_changed_update() -> None:
+    """Planted: epsilon ten times larger in one of the two; the weights then differ."""
+    batches = _batches()
+    changed = _reference(batches, adam=lambda params: torch.optim.Adam(params, lr=1.0, betas=PAPER_BETAS,
+                                                                        eps=PAPER_EPS * 10, foreach=True))
+    assert not all(torch.equal(a, b) for a, b in zip(changed, _reference(batches, adam=paper_adam), strict=True))
+
+
+def test_paper_adam_keeps_torchs_state_and_takes_a_closure() -> None:
+    weight = nn.Parameter(torch.tensor([1.0, -2.0]))
+    twin = nn.Parameter(weight.detach().clone())
+    ours, theirs = paper_adam([weight]), torch_adam([twin])
+    for optimizer, param in ((ours, weight), (theirs, twin)):
+        def closure(param: nn.Parameter = param) -> torch.Tensor:
+            loss = (param**2).sum()
+            loss.backward()
+            return loss
+        assert float(optimizer.step(closure).detach()) == 5.0
+    assert torch.equal(weight, twin)
+    mine, torchs = ours.state_dict()["state"][0], theirs.state_dict()["state"][0]
+    assert mine.keys() == torchs.keys() == {"step", "exp_avg", "exp_avg_sq"}
+    assert all(torch.equal(mine[key], torchs[key]) for key in mine)
+
+
+def test_training_with_paper_adam_imports_no_compiler() -> None:
+    """Torch's optimisers import torch._dynamo when built (a second or more); ``train`` does not."""
+    program = (
+        "import sys, torch\n"
+        "from transformer_lib import models, training\n"
+        "from transformer_lib.config import TransformerConfig\n"
+        "from transformer_lib.tokenization import Batch\n"
+        "config = TransformerConfig(src_vocab_size=9, tgt_vocab_size=9, d_model=8, n_heads=2, d_ff=16,\n"
+        "                           n_encoder_layers=1, n_decoder_layers=1)\n"
+        "batch = Batch(src=torch.tensor([[4, 5, 6]]), tgt_in=torch.tensor([[1, 4]]), tgt_out=torch.tensor([[4, 2]]))\n"
+        "training.train(models.Transformer(config), [batch], steps=3, progress=False)\n"
+        "print('torch._dynamo' in sys.modules)\n"
+        "torch.optim.Adam([torch.nn.Parameter(torch.zeros(1))])\n"
+        "print('torch._dynamo' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "True"]  # the second line: torch's own Adam does import it

@@ -292,7 +292,8 @@ def greedy_exact_check(
         if not src_ids:
             raise ValueError(f"pairs[{i}]: expected a source of at least one word, got {pairs[i][0]!r}")
     exact, unsure = [False] * len(pairs), [True] * len(pairs)  # unsure until read
-    order = sorted(range(len(pairs)), key=lambda i: len(encoded[i][0]))
+    # longest first: the sentences most likely wrong, so that a check far from stop_below stops soonest
+    order = sorted(range(len(pairs)), key=lambda i: len(encoded[i][0]), reverse=True)
     # more sentences surely wrong than this, and the exact match is below stop_below
     allowed_wrong = len(pairs) if stop_below is None else len(pairs) - math.ceil(stop_below * len(pairs) - 1e-9)
     wrong, checked = 0, 0

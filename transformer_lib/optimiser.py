@@ -12,14 +12,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 
 import torch
 from torch import Tensor, nn
+from torch.optim import Optimizer
 from torch.optim.lr_scheduler import LambdaLR
 
-from .validation import check_instance, check_iterable, check_number, check_positive_int
+from .validation import check_instance, check_iterable, check_number, check_positive_int, check_probability
 
 PAPER_BETAS = (0.9, 0.98)
 PAPER_EPS = 1e-9
@@ -35,27 +36,79 @@ def transformer_lr(step: int, d_model: int, warmup: int = PAPER_WARMUP, scale: f
     return scale * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
-def paper_adam(params: Iterable[Tensor] | Iterable[dict], lr: float = 1.0) -> torch.optim.Adam:
-    """Adam with the paper's beta_1 = 0.9, beta_2 = 0.98, epsilon = 1e-9 (section 5.3).
+class PaperAdam(Optimizer):
+    """Adam (Kingma and Ba 2015) with the paper's beta_1 = 0.9, beta_2 = 0.98 and epsilon = 1e-9 (section 5.3).
+
+    The same numbers as ``torch.optim.Adam(..., foreach=True)``, bit for bit (``tests/test_optimiser.py``),
+    and the same state (``step``, ``exp_avg``, ``exp_avg_sq``), so that torch's learning-rate schedulers
+    and distributed checkpoints read it as theirs. Written out here for two reasons: ``step`` is the
+    update the book explains, in its own lines; and torch's optimisers import torch's compiler the
+    first time one is built (about a second on one core, paid by every reader's kernel that trains),
+    though nothing here is compiled.
+    """
+
+    def __init__(self, params: Iterable[Tensor] | Iterable[dict], lr: float = 1.0,
+                 betas: tuple[float, float] = PAPER_BETAS, eps: float = PAPER_EPS) -> None:
+        lr = check_number("lr", lr, positive=True)
+        if not isinstance(betas, tuple):
+            raise TypeError(f"betas: expected a pair (beta_1, beta_2), got {type(betas).__name__}")
+        if len(betas) != 2:
+            raise ValueError(f"betas: expected a pair (beta_1, beta_2), got {len(betas)} values")
+        betas = (check_probability("betas[0]", betas[0]), check_probability("betas[1]", betas[1]))
+        eps = check_number("eps", eps, positive=True)
+        params = list(check_iterable("params", params, "the model's parameters (model.parameters())"))
+        for i, param in enumerate(params):
+            if not isinstance(param, Tensor | dict):
+                raise TypeError(f"params[{i}]: expected a parameter (tensor) or a parameter group (dict), "
+                                f"got {type(param).__name__}")
+        if not params:
+            raise ValueError("params: expected at least one parameter, got none")
+        tensors = [p for p in params if isinstance(p, Tensor)]
+        if len({id(p) for p in tensors}) != len(tensors):  # torch only warns (a tied matrix passed twice, say)
+            raise ValueError("params: expected each parameter once, got one of them twice")
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps})
+
+    # torch wraps these two in a guard against its compiler, whose first call imports the compiler;
+    # __wrapped__ is the method itself.
+    def add_param_group(self, param_group: dict) -> None:
+        Optimizer.add_param_group.__wrapped__(self, param_group)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        Optimizer.zero_grad.__wrapped__(self, set_to_none)
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:
+        loss = None
+        if closure is not None:  # as torch's: re-evaluate the loss first (L-BFGS style callers)
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            for param in (p for p in group["params"] if p.grad is not None):
+                state = self.state[param]
+                if not state:
+                    state.update(step=torch.tensor(0.0), exp_avg=torch.zeros_like(param),
+                                 exp_avg_sq=torch.zeros_like(param))
+                grad, m, v = param.grad, state["exp_avg"], state["exp_avg_sq"]
+                t = state["step"].add_(1.0).item()
+                m.lerp_(grad, 1 - beta1)  # m_t = beta1 m_(t-1) + (1 - beta1) g_t
+                v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)  # v_t = beta2 v_(t-1) + (1 - beta2) g_t^2
+                # theta_t = theta_(t-1) - lr * m_t / (1 - beta1^t) / (sqrt(v_t / (1 - beta2^t)) + eps)
+                denominator = v.sqrt().div_((1 - beta2**t) ** 0.5).add_(group["eps"])
+                param.addcdiv_(m, denominator, value=-(group["lr"] / (1 - beta1**t)))
+        return loss
+
+
+def paper_adam(params: Iterable[Tensor] | Iterable[dict], lr: float = 1.0) -> PaperAdam:
+    """``PaperAdam`` on ``params``: Adam with the paper's beta_1 = 0.9, beta_2 = 0.98, epsilon = 1e-9.
 
     With ``warmup_scheduler`` the learning rate given here is a factor on the schedule,
     so it is left at 1."""
-    lr = check_number("lr", lr, positive=True)
-    params = list(check_iterable("params", params, "the model's parameters (model.parameters())"))
-    for i, param in enumerate(params):
-        if not isinstance(param, Tensor | dict):
-            raise TypeError(f"params[{i}]: expected a parameter (tensor) or a parameter group (dict), "
-                            f"got {type(param).__name__}")
-    if not params:
-        raise ValueError("params: expected at least one parameter, got none")
-    tensors = [p for p in params if isinstance(p, Tensor)]
-    if len({id(p) for p in tensors}) != len(tensors):  # torch only warns (a tied matrix passed twice, say)
-        raise ValueError("params: expected each parameter once, got one of them twice")
-    return torch.optim.Adam(params, lr=lr, betas=PAPER_BETAS, eps=PAPER_EPS, foreach=True)  # same numbers, fewer calls
+    return PaperAdam(params, lr=lr)
 
 
 def warmup_scheduler(
-    optimizer: torch.optim.Optimizer, d_model: int, warmup: int = PAPER_WARMUP, scale: float = 1.0
+    optimizer: Optimizer, d_model: int, warmup: int = PAPER_WARMUP, scale: float = 1.0
 ) -> LambdaLR:
     """A ``LambdaLR`` that sets the learning rate of the k-th ``optimizer.step()`` (k = 1, 2, ...)
     to ``transformer_lr(k, d_model, warmup, scale)`` times the optimiser's own lr (leave it at 1).

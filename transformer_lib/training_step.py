@@ -18,7 +18,7 @@ from torch import Tensor, nn
 from torch.optim.lr_scheduler import LambdaLR, LRScheduler
 
 from .loss import PAPER_LABEL_SMOOTHING, label_smoothed_cross_entropy
-from .optimiser import PAPER_WARMUP, paper_adam, warmup_scheduler
+from .optimiser import PAPER_WARMUP, PaperAdam, paper_adam, warmup_scheduler
 from .validation import (
     check_bool,
     check_callable,
@@ -171,7 +171,7 @@ def check_batch(batch: object, name: str, index: int | None = None) -> None:
 
 
 def schedule_for(model: nn.Module, options: TrainingOptions, params: Iterable[Tensor] | None = None
-                 ) -> tuple[torch.optim.Adam, LambdaLR]:
+                 ) -> tuple[PaperAdam, LambdaLR]:
     """The paper's Adam on ``params`` (``model.parameters()`` unless given: ``train`` gives the one buffer
     of ``optimiser.contiguous_parameters``) and its warm-up schedule (``d_model`` from ``model.config``)."""
     check_instance("model", model, nn.Module, "a torch.nn.Module")
