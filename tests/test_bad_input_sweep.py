@@ -668,6 +668,8 @@ OTHER_EXEMPT = {
     "browser.model.snapshot_files": "the replay's files from what pretrained.snapshots stored: "
                                     "tests/test_replay_page.py",
     "browser.page.write_page_files": "writes files: tests/test_live_model.py",
+    "encoder.TransformerLayer": "the base of EncoderLayer and DecoderLayer, built through them with the same "
+                                "arguments: their constructors are in the sweep",
     "multi_head_attention.LayerCaches": "list's own constructor (positional only): a list of caches; its "
                                         "index_select is in the sweep",
     "source.source_url": "tests/test_source.py",

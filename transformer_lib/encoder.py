@@ -11,6 +11,7 @@ The same layer with a causal mask is the block of a decoder-only model (GPT):
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 from torch import Tensor, nn
 
@@ -21,8 +22,14 @@ from .residual import LayerNorm, Residual
 from .validation import check_features, check_finite, check_instance, check_positive_int, module_dtype
 
 
-class EncoderLayer(nn.Module):
-    """Self-attention, then the feed-forward network, each inside a residual connection."""
+class TransformerLayer(nn.Module):
+    """What every layer of the book is built from: self-attention and the position-wise feed-forward
+    network, each inside a residual connection. The arguments are ``nn.TransformerEncoderLayer``'s (the
+    tests copy PyTorch's weights into ours), written once for the encoder's and the decoder's layer.
+
+    A kind of layer names its residual connections (``_add_residuals``) and may add attention sub-layers
+    after self-attention (``_add_attention``: the decoder's cross-attention). The parts are built in the
+    order they compute, which is also the order their weights are drawn in."""
 
     def __init__(
         self,
@@ -39,9 +46,24 @@ class EncoderLayer(nn.Module):
         super().__init__()
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, n_heads, attention_dropout, rotary)
+        self._add_attention(d_model, n_heads, attention_dropout)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, activation)
-        self.attn_residual = Residual(d_model, dropout, norm_first, eps)
-        self.ff_residual = Residual(d_model, dropout, norm_first, eps)
+        self._add_residuals(lambda: Residual(d_model, dropout, norm_first, eps))
+
+    def _add_attention(self, d_model: int, n_heads: int, attention_dropout: float) -> None:
+        """Attention sub-layers after self-attention: none unless a kind of layer adds them."""
+
+    def _add_residuals(self, residual: Callable[[], Residual]) -> None:
+        """One residual connection per sub-layer, each from ``residual()``, under the names ``forward`` uses."""
+        raise NotImplementedError(f"{type(self).__name__}: a layer names its residual connections")
+
+
+class EncoderLayer(TransformerLayer):
+    """Self-attention, then the feed-forward network, each inside a residual connection."""
+
+    def _add_residuals(self, residual: Callable[[], Residual]) -> None:
+        self.attn_residual = residual()
+        self.ff_residual = residual()
 
     def forward(self, x: Tensor, mask: Tensor | None = None, cache: KVCache | None = None) -> Tensor:
         self.check_inputs(x)
