@@ -153,6 +153,7 @@ CALLS = {
     "encoder.EncoderLayer.forward": lambda: (encoder.EncoderLayer(8, 2, 16, 0.0), dict(
         x=X.clone(), mask=attention.causal_mask(3))),
     "encoder.EncoderLayer.check_inputs": lambda: (encoder.EncoderLayer(8, 2, 16, 0.0).check_inputs, dict(x=X.clone())),
+    "encoder.TransformerLayer.stack": lambda: (encoder.EncoderLayer(8, 2, 16, 0.0).stack, dict(n_layers=2)),
     "encoder.Encoder": lambda: (encoder.Encoder, dict(layer=encoder.EncoderLayer(8, 2, 16, 0.0), n_layers=2)),
     "encoder.Encoder.forward": lambda: (encoder.Encoder(encoder.EncoderLayer(8, 2, 16, 0.0), 1), dict(x=X.clone())),
     "decoder.DecoderLayer": lambda: (decoder.DecoderLayer, dict(d_model=8, n_heads=2, d_ff=16, dropout=0.0)),

@@ -8,7 +8,6 @@ stack to prevent positions from attending to subsequent positions."
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -16,13 +15,12 @@ from torch import Tensor, nn
 
 from .encoder import TransformerLayer
 from .multi_head_attention import KVCache, LayerCaches, MultiHeadAttention
-from .residual import LayerNorm, Residual
+from .residual import Residual
 from .validation import (
     check_features,
     check_finite,
     check_instance,
     check_mask,
-    check_positive_int,
     check_tensor,
     module_dtype,
 )
@@ -95,10 +93,8 @@ class Decoder(nn.Module):
     def __init__(self, layer: DecoderLayer, n_layers: int) -> None:
         super().__init__()
         check_instance("layer", layer, DecoderLayer, "a DecoderLayer")
-        check_positive_int("n_layers", n_layers)
-        self.layers = nn.ModuleList(copy.deepcopy(layer) for _ in range(n_layers))
-        d_model = layer.self_attn.d_model
-        self.final_norm = LayerNorm(d_model, layer.self_residual.norm.eps) if layer.norm_first else None
+        self.layers = layer.stack(n_layers)  # N copies, each with its own weights
+        self.final_norm = layer.final_norm()
 
     def new_cache(self) -> LayerCaches:
         return LayerCaches(DecoderLayerCache() for _ in self.layers)

@@ -27,7 +27,8 @@ class TransformerLayer(nn.Module):
     network, each inside a residual connection. The arguments are ``nn.TransformerEncoderLayer``'s (the
     tests copy PyTorch's weights into ours), written once for the encoder's and the decoder's layer.
 
-    A kind of layer names its residual connections (``_add_residuals``) and may add attention sub-layers
+    A kind of layer names its residual connections (``_add_residuals``; the feed-forward network's is
+    ``ff_residual`` in every kind) and may add attention sub-layers
     after self-attention (``_add_attention``: the decoder's cross-attention). The parts are built in the
     order they compute, which is also the order their weights are drawn in."""
 
@@ -57,6 +58,16 @@ class TransformerLayer(nn.Module):
         """One residual connection per sub-layer, each from ``residual()``, under the names ``forward`` uses."""
         raise NotImplementedError(f"{type(self).__name__}: a layer names its residual connections")
 
+    def stack(self, n_layers: int) -> nn.ModuleList:
+        """``n_layers`` deep copies of this layer, each with its own weights: the layers of a stack."""
+        check_positive_int("n_layers", n_layers)
+        return nn.ModuleList(copy.deepcopy(self) for _ in range(n_layers))
+
+    def final_norm(self) -> LayerNorm | None:
+        """The LayerNorm a stack of this layer ends with: one if the layer normalises first (the stack's
+        last residual sum is otherwise never normalised), none if it normalises after (the paper's)."""
+        return LayerNorm(self.self_attn.d_model, self.ff_residual.norm.eps) if self.norm_first else None
+
 
 class EncoderLayer(TransformerLayer):
     """Self-attention, then the feed-forward network, each inside a residual connection."""
@@ -84,10 +95,8 @@ class Encoder(nn.Module):
     def __init__(self, layer: EncoderLayer, n_layers: int) -> None:
         super().__init__()
         check_instance("layer", layer, EncoderLayer, "an EncoderLayer")
-        check_positive_int("n_layers", n_layers)
-        self.layers = nn.ModuleList(copy.deepcopy(layer) for _ in range(n_layers))
-        d_model = layer.self_attn.d_model
-        self.final_norm = LayerNorm(d_model, layer.attn_residual.norm.eps) if layer.norm_first else None
+        self.layers = layer.stack(n_layers)  # N copies, each with its own weights
+        self.final_norm = layer.final_norm()
 
     def forward(self, x: Tensor, mask: Tensor | None = None, caches: list[KVCache] | None = None) -> Tensor:
         for i, layer in enumerate(self.layers):
