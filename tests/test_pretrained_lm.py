@@ -19,6 +19,7 @@ from transformer_lib.pretrained import (
     write_shipped,
 )
 from transformer_lib.pretrained import language_model as lm_recipe_module
+from transformer_lib.training import TrainingOptions
 
 from .seq2seq_toys import tiny_book_model
 
@@ -72,3 +73,18 @@ def test_write_then_load_a_language_model_without_a_source_vocabulary(tmp_path):
         write_shipped("bad", model, None, None, {}, directory=tmp_path)
 
 
+
+
+def test_the_language_models_recipe_holds_its_training_options():
+    """As ``BookRecipe``: ``training`` is a ``TrainingOptions``, changed with ``with_training``; the run trains
+    the recipe's steps unless the call gives a limit; the seed and ``<pad>`` are not the options' to set."""
+    recipe = LanguageModelRecipe(model=tiny_book_model(16)).with_training(batch_size=16, steps=3, warmup=2)
+    assert recipe.batch_size == 16 and (recipe.training.steps, recipe.training.warmup) == (3, 2)
+    assert recipe.record()["steps"] == 3 and "training" not in recipe.record()
+    _, _, history = train_book_lm(recipe=recipe, progress=False)
+    assert len(history.losses) == 3
+    for name in ("seed", "pad_id"):
+        with pytest.raises(ValueError, match=f"training: its {name} is set by train_book_lm"):
+            LanguageModelRecipe(training=TrainingOptions(steps=1, **{name: 1}))
+    with pytest.raises(TypeError, match="training: expected a training.TrainingOptions"):
+        LanguageModelRecipe(training={"steps": 1})
