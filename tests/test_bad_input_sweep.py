@@ -294,6 +294,8 @@ CALLS = {
         alpha=0.6, max_len=3)),
     "evaluation.evaluate_translation": lambda: (evaluation.evaluate_translation, dict(
         model=MODEL, pairs=list(PAIRS), src_vocab=VOCAB, tgt_vocab=VOCAB, batch_size=2, beam_size=1, alpha=0.6)),
+    "evaluation.score_translations": lambda: (evaluation.score_translations, dict(
+        pairs=list(PAIRS), hypotheses=[t for _, t in PAIRS])),
     "evaluation.greedy_exact_check": lambda: (evaluation.greedy_exact_check, dict(
         model=MODEL, pairs=list(PAIRS), src_vocab=VOCAB, tgt_vocab=VOCAB, batch_size=2, tolerance=1e-3)),
     "analysis.nearest_words": lambda: (analysis.nearest_words, dict(vectors=_vectors(), vocab=VOCAB, word="cat",
