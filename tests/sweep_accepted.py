@@ -392,6 +392,8 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
         ('evaluation.accuracy_by_length', 'sources'),
         ('evaluation.evaluate_translation', 'pairs'),
         ('evaluation.greedy_exact_check', 'pairs'),
+        ('evaluation.score_translations', 'hypotheses'),
+        ('evaluation.score_translations', 'pairs'),
         ('figures.architecture.architecture_svg', 'blocks'),
         ('figures.architecture.text_alternative', 'blocks'),
         ('figures.attention.scaling_figure', 'd_ks'),

@@ -153,6 +153,7 @@ CALLS = {
     "encoder.EncoderLayer.forward": lambda: (encoder.EncoderLayer(8, 2, 16, 0.0), dict(
         x=X.clone(), mask=attention.causal_mask(3))),
     "encoder.EncoderLayer.check_inputs": lambda: (encoder.EncoderLayer(8, 2, 16, 0.0).check_inputs, dict(x=X.clone())),
+    "encoder.TransformerLayer.stack": lambda: (encoder.EncoderLayer(8, 2, 16, 0.0).stack, dict(n_layers=2)),
     "encoder.Encoder": lambda: (encoder.Encoder, dict(layer=encoder.EncoderLayer(8, 2, 16, 0.0), n_layers=2)),
     "encoder.Encoder.forward": lambda: (encoder.Encoder(encoder.EncoderLayer(8, 2, 16, 0.0), 1), dict(x=X.clone())),
     "decoder.DecoderLayer": lambda: (decoder.DecoderLayer, dict(d_model=8, n_heads=2, d_ff=16, dropout=0.0)),
@@ -293,6 +294,8 @@ CALLS = {
         alpha=0.6, max_len=3)),
     "evaluation.evaluate_translation": lambda: (evaluation.evaluate_translation, dict(
         model=MODEL, pairs=list(PAIRS), src_vocab=VOCAB, tgt_vocab=VOCAB, batch_size=2, beam_size=1, alpha=0.6)),
+    "evaluation.score_translations": lambda: (evaluation.score_translations, dict(
+        pairs=list(PAIRS), hypotheses=[t for _, t in PAIRS])),
     "evaluation.greedy_exact_check": lambda: (evaluation.greedy_exact_check, dict(
         model=MODEL, pairs=list(PAIRS), src_vocab=VOCAB, tgt_vocab=VOCAB, batch_size=2, tolerance=1e-3)),
     "analysis.nearest_words": lambda: (analysis.nearest_words, dict(vectors=_vectors(), vocab=VOCAB, word="cat",
@@ -673,6 +676,8 @@ OTHER_EXEMPT = {
     "browser.model.snapshot_files": "the replay's files from what pretrained.snapshots stored: "
                                     "tests/test_replay_page.py",
     "browser.page.write_page_files": "writes files: tests/test_live_model.py",
+    "encoder.TransformerLayer": "the base of EncoderLayer and DecoderLayer, built through them with the same "
+                                "arguments: their constructors are in the sweep",
     "multi_head_attention.LayerCaches": "list's own constructor (positional only): a list of caches; its "
                                         "index_select is in the sweep",
     "source.source_url": "tests/test_source.py",

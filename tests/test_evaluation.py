@@ -10,6 +10,7 @@ from transformer_lib.evaluation import (
     evaluate_translation,
     exact_match,
     greedy_exact_check,
+    score_translations,
     translate_batch,
 )
 from transformer_lib.tokenization import Vocab
@@ -79,6 +80,23 @@ def test_evaluate_translation_scores_what_the_model_says():
     assert result.bleu == pytest.approx(bleu(outputs, [t for _, t in pairs]))
     assert result.errors() == [(sources[2], outputs[2], pairs[2][1])]
     assert [b.count for b in result.by_length(edges=(1, 3, 5))] == [1, 2]
+
+
+def test_score_translations_scores_some_sentences_of_an_evaluation_as_evaluating_them_again_would():
+    model = tiny_model(5)
+    sources = ["s0 s1 s2", "s3 s4 s5 s6", "s7", "s2 s1"]
+    outputs = translate_batch(model, sources, SRC_VOCAB, TGT_VOCAB)
+    pairs = [(sources[0], outputs[0]), (sources[1], "t0 t1"), (sources[2], outputs[2]), (sources[3], "t2")]
+    whole = evaluate_translation(model, pairs, SRC_VOCAB, TGT_VOCAB)
+    assert whole == score_translations(pairs, whole.hypotheses)
+    some = [1, 2]  # one sentence it gets wrong, one it gets right
+    again = evaluate_translation(model, [pairs[i] for i in some], SRC_VOCAB, TGT_VOCAB)
+    rescored = score_translations([pairs[i] for i in some], [whole.hypotheses[i] for i in some])
+    assert rescored == again and rescored.exact_match == 0.5
+    with pytest.raises(ValueError, match=r"hypotheses: expected one per pair \(4\), got 3"):
+        score_translations(pairs, whole.hypotheses[:3])
+    with pytest.raises(TypeError, match=r"hypotheses\[0\]: expected a str"):
+        score_translations(pairs[:1], [3])
 
 
 def test_evaluation_rejects_bad_inputs():

@@ -1,6 +1,5 @@
 """The shipped language model (chapter 8): made by today's recipe, intact, loaded without training."""
 
-import dataclasses
 import math
 
 import pytest
@@ -20,6 +19,7 @@ from transformer_lib.pretrained import (
     write_shipped,
 )
 from transformer_lib.pretrained import language_model as lm_recipe_module
+from transformer_lib.training import TrainingOptions
 
 from .seq2seq_toys import tiny_book_model
 
@@ -28,8 +28,8 @@ def test_the_shipped_language_model_was_made_by_todays_recipe():
     """Change the recipe (or the corpus) without retraining and this fails: run tools/train_book_models.py --only lm."""
     checkpoint = book_lm()
     assert isinstance(checkpoint.model, DecoderOnlyTransformer) and not checkpoint.model.training
-    assert checkpoint.extra["recipe"] == dataclasses.asdict(BOOK_LM_RECIPE)
-    assert checkpoint.extra["steps"] == BOOK_LM_RECIPE.steps == len(checkpoint.extra["losses"])
+    assert checkpoint.extra["recipe"] == BOOK_LM_RECIPE.record()
+    assert checkpoint.extra["steps"] == BOOK_LM_RECIPE.training.steps == len(checkpoint.extra["losses"])
     _, french = book_vocabularies(book_corpus())
     assert checkpoint.src_vocab is None and checkpoint.tgt_vocab == french
     assert checkpoint.config == BOOK_LM_RECIPE.config(len(french))
@@ -62,7 +62,7 @@ def test_loading_the_language_model_never_trains(monkeypatch):
 
 
 def test_write_then_load_a_language_model_without_a_source_vocabulary(tmp_path):
-    recipe = LanguageModelRecipe(model=tiny_book_model(16), batch_size=16, steps=2)
+    recipe = LanguageModelRecipe(model=tiny_book_model(16), batch_size=16).with_training(steps=2)
     model, vocab, history = train_book_lm(steps=2, recipe=recipe, progress=False)
     assert len(history.losses) == 2 and math.isfinite(history.losses[-1])
     write_shipped("tiny_lm", model, None, vocab, {"note": "a test"}, directory=tmp_path)
@@ -73,3 +73,18 @@ def test_write_then_load_a_language_model_without_a_source_vocabulary(tmp_path):
         write_shipped("bad", model, None, None, {}, directory=tmp_path)
 
 
+
+
+def test_the_language_models_recipe_holds_its_training_options():
+    """As ``BookRecipe``: ``training`` is a ``TrainingOptions``, changed with ``with_training``; the run trains
+    the recipe's steps unless the call gives a limit; the seed and ``<pad>`` are not the options' to set."""
+    recipe = LanguageModelRecipe(model=tiny_book_model(16)).with_training(batch_size=16, steps=3, warmup=2)
+    assert recipe.batch_size == 16 and (recipe.training.steps, recipe.training.warmup) == (3, 2)
+    assert recipe.record()["steps"] == 3 and "training" not in recipe.record()
+    _, _, history = train_book_lm(recipe=recipe, progress=False)
+    assert len(history.losses) == 3
+    for name in ("seed", "pad_id"):
+        with pytest.raises(ValueError, match=f"training: its {name} is set by train_book_lm"):
+            LanguageModelRecipe(training=TrainingOptions(steps=1, **{name: 1}))
+    with pytest.raises(TypeError, match="training: expected a training.TrainingOptions"):
+        LanguageModelRecipe(training={"steps": 1})

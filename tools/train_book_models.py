@@ -22,7 +22,6 @@ weights ship. The JSON records where they were trained.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import platform
 import time
 from functools import partial
@@ -69,14 +68,15 @@ def write(name: str, model: torch.nn.Module, src_vocab: object, tgt_vocab: objec
 def train_and_write_lm() -> None:
     recipe, corpus = BOOK_LM_RECIPE, book_corpus(BOOK_LM_RECIPE.seed, BOOK_LM_RECIPE.n_pairs)
     started = time.perf_counter()
-    model, vocab, history = train_book_lm(steps=recipe.steps, progress=True)
+    model, vocab, history = train_book_lm(steps=recipe.training.steps, progress=True)
     seconds = time.perf_counter() - started
     scores = {f"{split}_perplexity": perplexity(model, french_sentences(corpus, split), vocab)
               for split in ("valid", "test")}
-    extra = {"recipe": dataclasses.asdict(recipe), "steps": recipe.steps,
+    extra = {"recipe": recipe.record(), "steps": recipe.training.steps,
              "losses": [round(loss, 4) for loss in history.losses], **scores, "trained_with": trained_with(seconds)}
     write(BOOK_LM, model, None, vocab, extra)
-    print(f"lm: {recipe.steps} steps in {seconds:.0f} s; " + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()))
+    print(f"lm: {recipe.training.steps} steps in {seconds:.0f} s; "
+          + ", ".join(f"{k} {v:.3f}" for k, v in scores.items()))
 
 
 def train_and_write(kind: str) -> None:

@@ -8,21 +8,19 @@ stack to prevent positions from attending to subsequent positions."
 
 from __future__ import annotations
 
-import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from torch import Tensor, nn
 
-from .feed_forward import PositionwiseFeedForward
+from .encoder import TransformerLayer
 from .multi_head_attention import KVCache, LayerCaches, MultiHeadAttention
-from .positional_encoding import RotaryEmbedding
-from .residual import LayerNorm, Residual
+from .residual import Residual
 from .validation import (
     check_features,
     check_finite,
     check_instance,
     check_mask,
-    check_positive_int,
     check_tensor,
     module_dtype,
 )
@@ -53,38 +51,19 @@ def check_memory(memory: Tensor, x: Tensor, cross_attn: MultiHeadAttention) -> N
     check_finite("memory", memory)  # named here: attention would call a NaN in it "key"
 
 
-class DecoderLayer(nn.Module):
+class DecoderLayer(TransformerLayer):
     """Masked self-attention, cross-attention over the encoder output, then the feed-forward network."""
 
-    def __init__(
-        self,
-        d_model: int,
-        n_heads: int,
-        d_ff: int,
-        dropout: float = 0.1,
-        activation: str = "relu",
-        norm_first: bool = False,
-        attention_dropout: float = 0.0,
-        eps: float = 1e-5,
-        rotary: RotaryEmbedding | None = None,
-    ) -> None:
-        super().__init__()
-        self.norm_first = norm_first
-        self.self_attn = MultiHeadAttention(d_model, n_heads, attention_dropout, rotary)
+    def _add_attention(self, d_model: int, n_heads: int, attention_dropout: float) -> None:
         self.cross_attn = MultiHeadAttention(d_model, n_heads, attention_dropout)  # positions live in memory
-        self.feed_forward = PositionwiseFeedForward(d_model, d_ff, activation)
-        self.self_residual = Residual(d_model, dropout, norm_first, eps)
-        self.cross_residual = Residual(d_model, dropout, norm_first, eps)
-        self.ff_residual = Residual(d_model, dropout, norm_first, eps)
 
-    def forward(
-        self,
-        x: Tensor,
-        memory: Tensor,
-        tgt_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        cache: DecoderLayerCache | None = None,
-    ) -> Tensor:
+    def _add_residuals(self, residual: Callable[[], Residual]) -> None:
+        self.self_residual = residual()
+        self.cross_residual = residual()
+        self.ff_residual = residual()
+
+    def forward(self, x: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                cache: DecoderLayerCache | None = None) -> Tensor:
         self.check_inputs(x, memory, tgt_mask, memory_mask, cache)
         self_cache = None if cache is None else cache.self_attn
         cross_cache = None if cache is None else cache.cross_attn
@@ -114,22 +93,14 @@ class Decoder(nn.Module):
     def __init__(self, layer: DecoderLayer, n_layers: int) -> None:
         super().__init__()
         check_instance("layer", layer, DecoderLayer, "a DecoderLayer")
-        check_positive_int("n_layers", n_layers)
-        self.layers = nn.ModuleList(copy.deepcopy(layer) for _ in range(n_layers))
-        d_model = layer.self_attn.d_model
-        self.final_norm = LayerNorm(d_model, layer.self_residual.norm.eps) if layer.norm_first else None
+        self.layers = layer.stack(n_layers)  # N copies, each with its own weights
+        self.final_norm = layer.final_norm()
 
     def new_cache(self) -> LayerCaches:
         return LayerCaches(DecoderLayerCache() for _ in self.layers)
 
-    def forward(
-        self,
-        x: Tensor,
-        memory: Tensor,
-        tgt_mask: Tensor | None = None,
-        memory_mask: Tensor | None = None,
-        caches: list[DecoderLayerCache] | None = None,
-    ) -> Tensor:
+    def forward(self, x: Tensor, memory: Tensor, tgt_mask: Tensor | None = None, memory_mask: Tensor | None = None,
+                caches: list[DecoderLayerCache] | None = None) -> Tensor:
         for i, layer in enumerate(self.layers):
             x = layer(x, memory, tgt_mask, memory_mask, None if caches is None else caches[i])
         return x if self.final_norm is None else self.final_norm(x)

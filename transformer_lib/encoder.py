@@ -11,6 +11,7 @@ The same layer with a causal mask is the block of a decoder-only model (GPT):
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 
 from torch import Tensor, nn
 
@@ -21,8 +22,15 @@ from .residual import LayerNorm, Residual
 from .validation import check_features, check_finite, check_instance, check_positive_int, module_dtype
 
 
-class EncoderLayer(nn.Module):
-    """Self-attention, then the feed-forward network, each inside a residual connection."""
+class TransformerLayer(nn.Module):
+    """What every layer of the book is built from: self-attention and the position-wise feed-forward
+    network, each inside a residual connection. The arguments are ``nn.TransformerEncoderLayer``'s (the
+    tests copy PyTorch's weights into ours), written once for the encoder's and the decoder's layer.
+
+    A kind of layer names its residual connections (``_add_residuals``; the feed-forward network's is
+    ``ff_residual`` in every kind) and may add attention sub-layers
+    after self-attention (``_add_attention``: the decoder's cross-attention). The parts are built in the
+    order they compute, which is also the order their weights are drawn in."""
 
     def __init__(
         self,
@@ -39,9 +47,34 @@ class EncoderLayer(nn.Module):
         super().__init__()
         self.norm_first = norm_first
         self.self_attn = MultiHeadAttention(d_model, n_heads, attention_dropout, rotary)
+        self._add_attention(d_model, n_heads, attention_dropout)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff, activation)
-        self.attn_residual = Residual(d_model, dropout, norm_first, eps)
-        self.ff_residual = Residual(d_model, dropout, norm_first, eps)
+        self._add_residuals(lambda: Residual(d_model, dropout, norm_first, eps))
+
+    def _add_attention(self, d_model: int, n_heads: int, attention_dropout: float) -> None:
+        """Attention sub-layers after self-attention: none unless a kind of layer adds them."""
+
+    def _add_residuals(self, residual: Callable[[], Residual]) -> None:
+        """One residual connection per sub-layer, each from ``residual()``, under the names ``forward`` uses."""
+        raise NotImplementedError(f"{type(self).__name__}: a layer names its residual connections")
+
+    def stack(self, n_layers: int) -> nn.ModuleList:
+        """``n_layers`` deep copies of this layer, each with its own weights: the layers of a stack."""
+        check_positive_int("n_layers", n_layers)
+        return nn.ModuleList(copy.deepcopy(self) for _ in range(n_layers))
+
+    def final_norm(self) -> LayerNorm | None:
+        """The LayerNorm a stack of this layer ends with: one if the layer normalises first (the stack's
+        last residual sum is otherwise never normalised), none if it normalises after (the paper's)."""
+        return LayerNorm(self.self_attn.d_model, self.ff_residual.norm.eps) if self.norm_first else None
+
+
+class EncoderLayer(TransformerLayer):
+    """Self-attention, then the feed-forward network, each inside a residual connection."""
+
+    def _add_residuals(self, residual: Callable[[], Residual]) -> None:
+        self.attn_residual = residual()
+        self.ff_residual = residual()
 
     def forward(self, x: Tensor, mask: Tensor | None = None, cache: KVCache | None = None) -> Tensor:
         self.check_inputs(x)
@@ -62,10 +95,8 @@ class Encoder(nn.Module):
     def __init__(self, layer: EncoderLayer, n_layers: int) -> None:
         super().__init__()
         check_instance("layer", layer, EncoderLayer, "an EncoderLayer")
-        check_positive_int("n_layers", n_layers)
-        self.layers = nn.ModuleList(copy.deepcopy(layer) for _ in range(n_layers))
-        d_model = layer.self_attn.d_model
-        self.final_norm = LayerNorm(d_model, layer.attn_residual.norm.eps) if layer.norm_first else None
+        self.layers = layer.stack(n_layers)  # N copies, each with its own weights
+        self.final_norm = layer.final_norm()
 
     def forward(self, x: Tensor, mask: Tensor | None = None, caches: list[KVCache] | None = None) -> Tensor:
         for i, layer in enumerate(self.layers):

@@ -169,6 +169,20 @@ class EvaluationResult:
                 if h.split() != r.split()]
 
 
+def score_translations(pairs: Sequence[tuple[str, str]], hypotheses: Sequence[str]) -> EvaluationResult:
+    """Score ``hypotheses``, one translation per source of ``pairs`` in their order, against the targets:
+    what ``evaluate_translation`` returns, for translations already made (some sentences of an
+    evaluation, say, scored again without decoding them again)."""
+    pairs = check_pairs("pairs", pairs)
+    hypotheses = _check_strings("hypotheses", hypotheses)
+    if len(hypotheses) != len(pairs):
+        raise ValueError(f"hypotheses: expected one per pair ({len(pairs)}), got {len(hypotheses)}")
+    sources = [s for s, _ in pairs]
+    references = [t for _, t in pairs]
+    return EvaluationResult(exact_match(hypotheses, references), bleu(hypotheses, references),
+                            sources, hypotheses, references)
+
+
 def evaluate_translation(
     model: Seq2SeqModel,
     pairs: Sequence[tuple[str, str]],
@@ -179,17 +193,14 @@ def evaluate_translation(
     beam_size: int = 1,
     alpha: float = 0.6,
 ) -> EvaluationResult:
-    """Translate the sources of ``pairs`` and score them against the targets."""
+    """Translate the sources of ``pairs`` and score them against the targets (``score_translations``)."""
     check_translation_model(model, src_vocab, tgt_vocab)
     pairs = check_pairs("pairs", pairs)
-    sources = [s for s, _ in pairs]
-    references = [t for _, t in pairs]
     was_training = model.training
-    hypotheses = translate_batch(model, sources, src_vocab, tgt_vocab, batch_size=batch_size,
+    hypotheses = translate_batch(model, [s for s, _ in pairs], src_vocab, tgt_vocab, batch_size=batch_size,
                                  beam_size=beam_size, alpha=alpha)
     model.train(was_training)
-    return EvaluationResult(exact_match(hypotheses, references), bleu(hypotheses, references),
-                            sources, hypotheses, references)
+    return score_translations(pairs, hypotheses)
 
 
 @dataclass

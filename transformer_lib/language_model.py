@@ -31,7 +31,7 @@ from .models import DecoderOnlyTransformer
 from .oracle import SENTENCE_KINDS, classify_sentence
 from .sampling import next_token_probs, sample_continuation, tempered_logits
 from .tokenization import Batch, Vocab, make_batches
-from .training import TrainingHistory, train
+from .training import TrainingHistory, TrainingOptions, train
 from .validation import (
     check_instance,
     check_number,
@@ -80,12 +80,13 @@ class ReadsTargetOnly(nn.Module):
         return self.model(tgt_in)
 
 
-def train_language_model(model: DecoderOnlyTransformer, batches: Sequence[Batch], **train_kwargs: object
-                         ) -> TrainingHistory:
-    """Train ``model`` in place with ``training.train`` on ``lm_batches``; keyword arguments go to ``train``
-    (``steps``, ``warmup``, ``lr_scale``, ``label_smoothing``, ``seed``...). Returns its history."""
+def train_language_model(model: DecoderOnlyTransformer, batches: Sequence[Batch],
+                         options: TrainingOptions | None = None, **knobs: object) -> TrainingHistory:
+    """Train ``model`` in place with ``training.train`` on ``lm_batches``; ``options`` and the keyword
+    arguments (``steps``, ``warmup``, ``lr_scale``, ``label_smoothing``, ``seed``...) go to ``train``, as
+    ``train`` takes them. Returns its history."""
     check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
-    return train(ReadsTargetOnly(model), batches, **train_kwargs)
+    return train(ReadsTargetOnly(model), batches, options, **knobs)
 
 
 def _token_log_probs(model: DecoderOnlyTransformer, sentences: list[str], vocab: Vocab, batch_size: int,

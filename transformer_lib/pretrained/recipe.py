@@ -12,7 +12,7 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import torch
 from torch import nn
@@ -37,8 +37,42 @@ def _book_training() -> TrainingOptions:
     )
 
 
+class TrainsWithOptions:
+    """What a recipe that holds a ``TrainingOptions`` (``training``) next to its own ``batch_size`` can do:
+    check it, change it, record it. ``BookRecipe`` and the language model's ``LanguageModelRecipe`` share it.
+
+    The recipe's ``seed`` and the vocabulary's ``<pad>`` are not the options' to set: the function that
+    trains the recipe hands them to ``train``, so the options keep their defaults (0)."""
+
+    batch_size: int
+    training: TrainingOptions
+    trained_by: ClassVar[str]  # the function that trains the recipe, for the messages
+
+    def _check_training(self) -> None:
+        check_instance("training", self.training, TrainingOptions, "a training.TrainingOptions")
+        check_positive_int("batch_size", self.batch_size)
+        for name in ("seed", "pad_id"):
+            if getattr(self.training, name) != 0:
+                raise ValueError(f"training: its {name} is set by {self.trained_by} (the recipe's seed, the "
+                                 f"vocabulary's <pad>); expected 0, got {getattr(self.training, name)}")
+
+    def with_training(self, *, batch_size: int | None = None, **options: object) -> Self:
+        """This recipe with another ``batch_size`` and/or other ``TrainingOptions`` fields (``warmup``,
+        ``lr_scale``, ``steps``, ``label_smoothing``, ``clip_norm``...); the model and the data stay."""
+        return dataclasses.replace(self, batch_size=self.batch_size if batch_size is None else batch_size,
+                                   training=self.training.replace(**options))
+
+    def record(self) -> dict[str, Any]:
+        """The recipe as the shipped files record it (``tools/train_book_models.py``): its own fields and
+        the training settings it was tuned on, side by side, in the format the files were made with."""
+        own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "training"}
+        own["model"] = dataclasses.asdict(self.model)
+        tuned = ("warmup", "lr_scale", "label_smoothing", "steps")
+        return {**own, **{name: getattr(self.training, name) for name in tuned}}
+
+
 @dataclass(frozen=True)
-class BookRecipe:
+class BookRecipe(TrainsWithOptions):
     """How the book trains its models on a laptop CPU (tuned with ``benchmarks/train_book_model.py``).
 
     The Transformer's shape is the config preset ``"book"`` (d_model 64, 4 heads, 2 layers each
@@ -66,32 +100,14 @@ class BookRecipe:
     rnn_steps: int = 1500  # the shipped GRU baseline: the same number of steps
     rnn_hidden_size: int = 256  # its embeddings have the Transformer's d_model
     target_exact_match: float = 0.95  # what "trained" means in chapter 7: on the held-out split
+    trained_by: ClassVar[str] = "train_book_model"
 
     def __post_init__(self) -> None:
-        check_instance("training", self.training, TrainingOptions, "a training.TrainingOptions")
-        check_positive_int("batch_size", self.batch_size)
-        for name in ("seed", "pad_id"):
-            if getattr(self.training, name) != 0:
-                raise ValueError(f"training: its {name} is set by train_book_model (the recipe's seed, the "
-                                 f"target vocabulary's <pad>); expected 0, got {getattr(self.training, name)}")
+        self._check_training()
 
     def config(self, src_vocab_size: int, tgt_vocab_size: int) -> TransformerConfig:
         """The Transformer's config: the preset's shape with the vocabularies' sizes."""
         return self.model.replace(src_vocab_size=src_vocab_size, tgt_vocab_size=tgt_vocab_size)
-
-    def with_training(self, *, batch_size: int | None = None, **options: object) -> BookRecipe:
-        """This recipe with another ``batch_size`` and/or other ``TrainingOptions`` fields (``warmup``,
-        ``lr_scale``, ``steps``, ``label_smoothing``, ``clip_norm``...); the model and the data stay."""
-        return dataclasses.replace(self, batch_size=self.batch_size if batch_size is None else batch_size,
-                                   training=self.training.replace(**options))
-
-    def record(self) -> dict[str, Any]:
-        """The recipe as the shipped files record it (``tools/train_book_models.py``): its own fields and
-        the training settings it was tuned on, side by side, in the format the files were made with."""
-        own = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "training"}
-        own["model"] = dataclasses.asdict(self.model)
-        tuned = ("warmup", "lr_scale", "label_smoothing", "steps")
-        return {**own, **{name: getattr(self.training, name) for name in tuned}}
 
 
 BOOK_RECIPE = BookRecipe()
