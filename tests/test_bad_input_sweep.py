@@ -612,7 +612,8 @@ def _bpe() -> tokenization.BPETokenizer:
 RECORD = "a plain record (dataclass or exception): its fields are what the library wrote, not a reader's input"
 SLOW = "trains or evaluates a book-sized model (minutes): its arguments are tested in its own test file"
 EXEMPT_PREFIXES = {
-    "validation.": "the checks themselves: they report the name they are given (tests/test_bad_input_*.py)",
+    **{prefix: "the checks themselves: they report the name they are given (tests/test_bad_input_*.py)"
+       for prefix in ("validation.", "validation_tensors.", "validation_models.")},
     "pretrained.": "loads, trains or writes the shipped models: tests/test_pretrained*.py test its arguments",
     "browser.explorers.": "widgets: every error becomes a message in the widget (tests/test_figures_explorers.py)",
     "browser.lm_explorer.LanguageModelExplorer": "a widget: every error becomes a message in it "

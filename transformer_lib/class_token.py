@@ -22,19 +22,9 @@ from torch import Tensor, nn
 from .attention import padding_mask
 from .config import TransformerConfig
 from .models import EncoderOnlyTransformer
-from .validation import (
-    check_bool,
-    check_features,
-    check_id_dtype,
-    check_instance,
-    check_int,
-    check_module_call,
-    check_ndim,
-    check_number,
-    check_positive_int,
-    check_tensor,
-    check_token_ids,
-)
+from .validation import check_bool, check_instance, check_int, check_number, check_positive_int
+from .validation_models import check_module_call
+from .validation_tensors import check_features, check_id_dtype, check_ndim, check_tensor, check_token_ids
 
 
 class ClassTokenClassifier(nn.Module):

@@ -17,15 +17,8 @@ from .feed_forward import PositionwiseFeedForward
 from .multi_head_attention import KVCache, LayerCaches, MultiHeadAttention
 from .positional_encoding import RotaryEmbedding
 from .residual import LayerNorm, Residual
-from .validation import (
-    check_features,
-    check_finite,
-    check_instance,
-    check_mask,
-    check_positive_int,
-    check_tensor,
-    module_dtype,
-)
+from .validation import check_instance, check_positive_int
+from .validation_tensors import check_features, check_finite, check_mask, check_tensor, module_dtype
 
 
 @dataclass

@@ -47,16 +47,13 @@ from .validation import (
     check_instance,
     check_int,
     check_iterable,
-    check_ndim,
     check_number,
     check_positive_int,
     check_sentence,
     check_special_id,
-    check_tensor,
-    check_vectors,
-    check_vocab_size,
-    module_dtype,
 )
+from .validation_models import check_vocab_size
+from .validation_tensors import check_ndim, check_tensor, check_vectors, module_dtype
 from .vocabularies import vocabularies_for
 from .vocabulary import SpecialIds
 

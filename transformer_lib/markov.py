@@ -40,9 +40,9 @@ from .validation import (
     check_number,
     check_positive_int,
     check_sentence,
-    check_token_ids,
     check_token_list,
 )
+from .validation_tensors import check_token_ids
 
 FORMS = ("masculine singular", "feminine singular", "masculine plural", "feminine plural")  # Adjective.forms' order
 _FRENCH_ADJECTIVES = {form: a for a in ADJECTIVES.values() for form in a.forms}

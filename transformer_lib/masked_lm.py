@@ -26,8 +26,8 @@ from .validation import (
     check_positive_int,
     check_probability,
     check_sentence,
-    check_token_ids,
 )
+from .validation_tensors import check_token_ids
 
 MASK = "<mask>"
 IGNORE = -100  # cross_entropy's ignore_index: positions that were not chosen predict nothing

@@ -25,19 +25,14 @@ from .encoder import Encoder, EncoderLayer
 from .multi_head_attention import KVCache, LayerCaches
 from .positional_encoding import LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
 from .residual import LayerNorm
-from .validation import (
-    check_bool,
+from .validation import check_bool, check_instance, check_int, check_iterable, check_positive_int, empty_or_wrong_type
+from .validation_tensors import (
     check_features,
     check_finite,
     check_id_dtype,
-    check_instance,
-    check_int,
-    check_iterable,
     check_ndim,
     check_nonempty,
-    check_positive_int,
     check_token_ids,
-    empty_or_wrong_type,
     module_dtype,
 )
 

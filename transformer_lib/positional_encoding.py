@@ -18,7 +18,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from .validation import check_even, check_int, check_ndim, check_number, check_positive_int, check_vectors
+from .validation import check_even, check_int, check_number, check_positive_int
+from .validation_tensors import check_ndim, check_vectors
 
 
 def _frequencies(d_model: int, base: float = 10000.0) -> Tensor:

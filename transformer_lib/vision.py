@@ -21,17 +21,8 @@ from torch import Tensor, nn
 
 from .class_token import ClassTokenClassifier
 from .config import TransformerConfig
-from .validation import (
-    check_features,
-    check_finite,
-    check_instance,
-    check_int,
-    check_ndim,
-    check_nonempty,
-    check_positive_int,
-    check_tensor,
-    module_dtype,
-)
+from .validation import check_instance, check_int, check_positive_int
+from .validation_tensors import check_features, check_finite, check_ndim, check_nonempty, check_tensor, module_dtype
 
 DIGIT_SIZE = 8  # load_digits' images are 8 x 8, grey levels 0..16
 

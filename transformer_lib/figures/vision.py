@@ -6,7 +6,8 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from ..validation import check_finite, check_ndim, check_positive_int, check_sentence, check_tensor
+from ..validation import check_positive_int, check_sentence
+from ..validation_tensors import check_finite, check_ndim, check_tensor
 from .display import BOOK_TEMPLATE
 
 
