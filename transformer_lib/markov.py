@@ -150,7 +150,7 @@ def skip_vote_choice(table: Counter, prefix: Sequence[str], forms: Sequence[str]
     """Every earlier word votes with P(form | that word earlier in the sentence); the most votes win."""
     check_instance("table", table, Counter, "a Counter from skip_bigram_table")
     totals = _row_totals(table) if totals is None else check_instance("totals", totals, Counter, "a Counter")
-    words = check_token_list("prefix", prefix, "word")
+    words = _words("prefix", prefix)
     votes = [sum(table[(w, form)] / totals[w] for w in words if totals[w]) for form in _words("forms", forms)]
     return votes.index(max(votes))
 

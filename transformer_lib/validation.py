@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 from pathlib import Path
 
@@ -260,6 +260,27 @@ def check_iterable(name: str, value: object, what: str) -> object:
     if isinstance(value, str | bytes | Tensor) or not hasattr(value, "__iter__"):
         raise TypeError(f"{name}: expected {what}, got {_describe(value)}")
     return value
+
+
+def check_items(name: str, value: object, cls: type, what: str) -> list:
+    """A non-empty list (or other iterable) of ``cls`` instances; ``what`` names one ("a KVCache")."""
+    items = list(check_iterable(name, value, f"a list of {what}"))
+    if not items:
+        raise ValueError(f"{name}: expected at least one {what}, got none")
+    for i, item in enumerate(items):
+        check_instance(f"{name}[{i}]", item, cls, what)
+    return items
+
+
+def check_names(name: str, value: object, what: str) -> dict[str, str]:
+    """A mapping of str to str (``what`` says what it maps: "row key -> name shown")."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name}: expected a dict of {what}, got {_describe(value)}")
+    for key, item in value.items():
+        if not isinstance(key, str) or not isinstance(item, str):
+            raise TypeError(f"{name}[{key!r:.40}]: expected a dict of {what} (str -> str), got {_describe(key)} -> "
+                            f"{_describe(item)}")
+    return dict(value)
 
 
 def check_id_lists(name: str, sequences: object) -> list[list[int]]:

@@ -117,21 +117,27 @@ def check_row_index(name: str, index: object, size: int | None = None) -> Tensor
     return index
 
 
-def check_token_ids(name: str, ids: object, vocab_size: int, vocab_name: str = "a vocabulary") -> Tensor:
-    """``ids`` must be a 2-D integer tensor (batch, seq_len), at least 1 x 1, with values in [0, vocab_size)."""
+def check_in_range(name: str, x: Tensor, size: int | None, what: str, context: str = "") -> None:
+    """Every value of ``x`` (a non-empty tensor of numbers) lies in [0, ``size``) (None: is >= 0); ``what``
+    names the values ("token ids"), ``context`` what bounds them (" for a vocabulary of 12")."""
+    low, high = x.min().item(), x.max().item()
+    if low < 0 or (size is not None and high >= size):
+        bad = low if low < 0 else high
+        where = tuple(int(i) for i in (x == bad).nonzero()[0])
+        span = f"[0, {size})" if size is not None else ">= 0"
+        raise ValueError(f"{name}: {what} must lie in {span}{context}, got {bad} at position {where}")
+
+
+def check_token_ids(name: str, ids: object, vocab_size: int | None, vocab_name: str = "a vocabulary") -> Tensor:
+    """``ids`` must be a 2-D integer tensor (batch, seq_len), at least 1 x 1, with values in [0, vocab_size)
+    (None: an unknown size, ids >= 0)."""
     ids = check_tensor(name, ids)
     check_id_dtype(name, ids)
     check_ndim(name, ids, 2, "(batch, seq_len)")
     check_nonempty(name, ids, dim=0)
     check_nonempty(name, ids)
-    low, high = int(ids.min()), int(ids.max())
-    if low < 0 or high >= vocab_size:
-        bad = low if low < 0 else high
-        where = tuple(int(i) for i in (ids == bad).nonzero()[0])
-        raise ValueError(
-            f"{name}: token ids must lie in [0, {vocab_size}) for {vocab_name} of "
-            f"{vocab_size}, got {bad} at position {where}"
-        )
+    context = "" if vocab_size is None else f" for {vocab_name} of {vocab_size}"
+    check_in_range(name, ids, vocab_size, "token ids", context)
     return ids
 
 
