@@ -3,9 +3,7 @@
 
 A case listed in ACCEPTED must succeed (a refusal makes the entry stale, and the sweep says so); a case not
 listed must be refused with a TypeError or ValueError naming its argument. Each reason says why the value is
-a valid input there, not a wrong one. KNOWN_DEFECTS lists, apart, the cases the stricter sweep (issue 41)
-found that are defects still open: they are not acceptances (the sweep reports them as defects, by count),
-and each fails the sweep as stale the day the library refuses it, so the list can only shrink."""
+a valid input there, not a wrong one."""
 
 from __future__ import annotations
 
@@ -54,6 +52,8 @@ SIGNED_KNOB = ('a teaching knob of either sign: a negative forget bias shuts the
                'flips the recurrence')
 SIGNED_OFFSET = 'an offset before the position is a negative offset: the map is defined for every int'
 BEFORE_START = 'a step before 0 means settled from the start'
+STEP_BACK = ("-1 is the previous block (the explorer's 'previous' button calls go(-1)); at the first block it "
+             'stays there, as its docstring says ("kept inside it"), and the button is disabled there')
 NO_POSITION_TABLE = "a module without a positional table has no length limit, as the RNN has none"
 ANY_MODULE = 'takes any torch module: counts, captures, trains or strips what it has'
 ONE_TEXT = 'text is a str or a list of str (its type hint): one str is one text'
@@ -88,6 +88,9 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
         ('masked_lm.mask_id', 'vocab'),
         ('vocabularies.Vocabularies', 'src'),
         ('vocabularies.Vocabularies', 'tgt'),
+    ]),
+    **_each({'-1': STEP_BACK}, [
+        ('browser.model_explorer.ModelExplorer.go', 'step'),
     ]),
     **_each({'-1': BEFORE_START, '-1000000': BEFORE_START}, [
         ('pretrained.snapshots.excess_change', 'settled_from'),
@@ -499,72 +502,5 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
         'one dimension more': X_FOR_BATCH,
     }, [
         ('decoder.check_memory', 'x'),
-    ]),
-}
-
-KNOWN_DEFECTS: dict[tuple[str, str, str], str] = {
-    **_each({'float16 dtype': "a float16 input is promoted to the model's float32 (torch.cat), not refused"}, [
-        ('class_token.ClassTokenClassifier.encode', 'x'),
-        ('class_token.ClassTokenClassifier.forward', 'x'),
-        ('class_token.accuracy', 'inputs'),
-        ('class_token.fit_classifier', 'inputs'),
-    ]),
-    **_each({'an nn.Linear': 'a model that is no translation model is not refused'}, [
-        ('vocabularies.vocabularies_for', 'model'),
-    ]),
-    **_each({'-1': 'a step before the first is not refused'}, [
-        ('browser.model_explorer.ModelExplorer.go', 'step'),
-    ]),
-    **_each({'a one-word Vocab': "a vocabulary of another size than the model's is not refused"}, [
-        ('browser.model.browser_model_files', 'src_vocab'),
-        ('browser.model.browser_model_files', 'tgt_vocab'),
-        ('browser.model_explorer.ModelExplorer', 'src_vocab'),
-        ('browser.model_explorer.ModelExplorer', 'tgt_vocab'),
-        ('browser.page.translation_payload', 'tgt_vocab'),
-        ('masked_lm.fill_masked', 'vocab'),
-        ('masked_lm.lm_fill', 'vocab'),
-        ('vocabularies.vocabularies_for', 'src_vocab'),
-        ('vocabularies.vocabularies_for', 'tgt_vocab'),
-    ]),
-    **_each({'empty': 'an empty list of caches is not refused'}, [
-        ('models.DecoderOnlyCache', 'caches'),
-    ]),
-    **_each({'empty': 'an empty prefix is not refused'}, [
-        ('markov.skip_vote_choice', 'prefix'),
-    ]),
-    **_each({'empty': 'an empty source is not refused'}, [
-        ('models.Transformer.src_mask', 'src_ids'),
-    ]),
-    **_each({
-        'float16 dtype': "x of another float dtype: promoted by the learned table (x + embedding), not refused",
-        'float64 dtype': "x of another float dtype: promoted by the learned table (x + embedding), not refused",
-    }, [
-        ('positional_encoding.LearnedPositionalEmbedding.forward', 'x'),
-    ]),
-    **_each({
-        'ids + 10000': 'labels outside 0..9 are not refused',
-        'ids - 10000': 'labels outside 0..9 are not refused',
-    }, [
-        ('vision.digit_sets', 'labels'),
-    ]),
-    **_each({
-        "{'key': an unknown object}": "labels' keys and values are not checked",
-        '{3: None}': "labels' keys and values are not checked",
-    }, [
-        ('figures.ledger.ledger_effects_figure', 'labels'),
-    ]),
-    **_each({
-        'bool dtype': 'src_ids is not checked (dtype, range, emptiness)',
-        'empty': 'src_ids is not checked (dtype, range, emptiness)',
-        'float dtype': 'src_ids is not checked (dtype, range, emptiness)',
-        'float16 dtype': 'src_ids is not checked (dtype, range, emptiness)',
-        'ids + 10000': 'src_ids is not checked (dtype, range, emptiness)',
-        'ids - 10000': 'src_ids is not checked (dtype, range, emptiness)',
-        'uint8 dtype': 'src_ids is not checked (dtype, range, emptiness)',
-    }, [
-        ('decoding.check_decoding_args', 'src_ids'),
-    ]),
-    **_each({'one dimension more': 'weights of another shape than the patches are not refused'}, [
-        ('figures.vision.patch_attention_figure', 'weights'),
     ]),
 }

@@ -80,7 +80,7 @@ from .bad_input_sweep import (
     none_is_documented,
     public_callables,
 )
-from .sweep_accepted import ACCEPTED, KNOWN_DEFECTS
+from .sweep_accepted import ACCEPTED
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "dog", "ran"]
 VOCAB = Vocab(WORDS)  # 12 tokens with the four specials
@@ -617,7 +617,8 @@ def _bpe() -> tokenization.BPETokenizer:
 RECORD = "a plain record (dataclass or exception): its fields are what the library wrote, not a reader's input"
 SLOW = "trains or evaluates a book-sized model (minutes): its arguments are tested in its own test file"
 EXEMPT_PREFIXES = {
-    "validation.": "the checks themselves: they report the name they are given (tests/test_bad_input_*.py)",
+    **{prefix: "the checks themselves: they report the name they are given (tests/test_bad_input_*.py)"
+       for prefix in ("validation.", "validation_tensors.", "validation_models.")},
     "pretrained.": "loads, trains or writes the shipped models: tests/test_pretrained*.py test its arguments",
     "browser.explorers.": "widgets: every error becomes a message in the widget (tests/test_figures_explorers.py)",
     "browser.lm_explorer.LanguageModelExplorer": "a widget: every error becomes a message in it "
@@ -734,12 +735,10 @@ def sweep_argument(name: str, argument: str) -> list[str]:
         key = (name, argument, bad.label)
         documented = bad.value is None and none_is_documented(function, argument)
         accepted = "its type hint or default says None" if documented else ACCEPTED.get(key)
-        if key in KNOWN_DEFECTS:
-            accepted = f"a known defect: {KNOWN_DEFECTS[key]}"
         try:
             outcome = check_outcome(f"{name}({argument}={bad.label})", partial(function, **kwargs), argument, bad,
                                     accepted, documented)
-            SWEEP_OUTCOMES[key] = "known defect" if key in KNOWN_DEFECTS and outcome == "accepted" else outcome
+            SWEEP_OUTCOMES[key] = outcome
         except AssertionError as finding:
             findings.append(str(finding))
     return findings
@@ -754,10 +753,9 @@ def test_a_bad_argument_is_refused_by_name(name, argument):
 def test_every_acceptance_names_a_case_and_says_why():
     labels = {(name, argument): {bad.label for bad in bad_values(CALLS[name]()[1][argument])}
               for name, argument in ARGUMENTS}
-    unknown = [key for key in [*ACCEPTED, *KNOWN_DEFECTS] if key[2] not in labels.get(key[:2], ())]
-    assert not unknown, f"ACCEPTED or KNOWN_DEFECTS names cases the sweep does not run: {unknown}"
-    assert not set(ACCEPTED) & set(KNOWN_DEFECTS)
-    assert all(isinstance(reason, str) and len(reason) > 20 for reason in [*ACCEPTED.values(), *KNOWN_DEFECTS.values()])
+    unknown = [key for key in ACCEPTED if key[2] not in labels.get(key[:2], ())]
+    assert not unknown, f"ACCEPTED names cases the sweep does not run: {unknown}"
+    assert all(isinstance(reason, str) and len(reason) > 20 for reason in ACCEPTED.values())
 
 
 def test_report_the_number_of_cases(capsys):
@@ -770,8 +768,7 @@ def test_report_the_number_of_cases(capsys):
         print(f"\nbad-input sweep: {SWEEP_COUNT['cases']} cases over {len(ARGUMENTS)} arguments of {len(CALLS)} "
               f"callables: {outcomes['refused']} refused naming the argument, {len(accepted) - len(by_signature)} "
               f"accepted as ACCEPTED lists ({len(ACCEPTED)} listed), {len(by_signature)} a None the signature "
-              f"allows, {outcomes['known defect']} known defects still open ({len(KNOWN_DEFECTS)} listed)")
+              f"allows")
     assert sum(outcomes.values()) == len(SWEEP_OUTCOMES) <= SWEEP_COUNT["cases"]
-    assert set(outcomes) <= {"refused", "accepted", "known defect"}
+    assert set(outcomes) <= {"refused", "accepted"}
     assert all(key[2] == "None" for key in by_signature)
-    assert {key for key, outcome in SWEEP_OUTCOMES.items() if outcome == "known defect"} <= set(KNOWN_DEFECTS)

@@ -25,7 +25,7 @@ from transformer_lib.positional_encoding import RotaryEmbedding, SinusoidalPosit
 from transformer_lib.residual import LayerNorm
 from transformer_lib.rnn import LSTM, VanillaRNN
 from transformer_lib.training import label_smoothed_cross_entropy
-from transformer_lib.validation import check_finite, shapes_broadcast
+from transformer_lib.validation_tensors import check_finite, shapes_broadcast
 
 from .bad_input import raises
 

@@ -12,8 +12,8 @@ weights, with ``measure``'s timer.
 Around them: the book's figures are in the ``figures`` package, one module per kind of picture
 (figures only draw); ``analysis`` measures what the chapters assert on (contextual outputs and
 analogies: 2; head statistics: 5; norm placement: 6; exposure bias: 7); ``pretrained`` ships
-the book's trained models; ``validation`` holds every argument check; ``source`` shows the
-library's code in the book.
+the book's trained models; ``validation`` holds every argument check (``validation_tensors`` those of
+tensors, ``validation_models`` those against a model); ``source`` shows the library's code in the book.
 
 This package namespace exports the model pieces. Import the rest from its module
 (``from transformer_lib.training import train``): they bring in heavier libraries

@@ -26,16 +26,8 @@ from .grammar import NounPhrase, Sentence
 from .lexicon import ADJECTIVES, NOUNS, PRONOUNS
 from .models import DecoderOnlyTransformer, Transformer
 from .oracle import parse_french
-from .validation import (
-    check_bool,
-    check_finite,
-    check_instance,
-    check_int,
-    check_ndim,
-    check_number,
-    check_sentence,
-    check_token_ids,
-)
+from .validation import check_bool, check_instance, check_int, check_number, check_sentence
+from .validation_tensors import check_finite, check_ndim, check_token_ids
 
 KINDS = ("determiner", "adjective", "verb")
 STORED_SCORES = "agreement_heads.json"  # in transformer_lib/pretrained, written by tools/agreement_heads.py

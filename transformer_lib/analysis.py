@@ -33,19 +33,9 @@ from .capture import AttentionMaps, capture_attention, capture_feed_forward
 from .encoder import Encoder, EncoderLayer
 from .models import Transformer
 from .tokenization import Vocab, pad_sequences
-from .validation import (
-    check_finite,
-    check_index,
-    check_instance,
-    check_int,
-    check_ndim,
-    check_nonempty,
-    check_pairs,
-    check_positive_int,
-    check_token_list,
-    check_vectors,
-    check_vocab_size,
-)
+from .validation import check_index, check_instance, check_int, check_pairs, check_positive_int, check_token_list
+from .validation_models import check_vocab_size
+from .validation_tensors import check_finite, check_ndim, check_nonempty, check_vectors
 
 N_SPECIAL = 4  # <pad>, <unk>, <sos>, <eos>: ids 0 to 3 in every Vocab
 

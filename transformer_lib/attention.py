@@ -26,17 +26,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .validation import (
-    check_bool,
+from .validation import check_bool, check_positive_int, check_probability, check_special_id
+from .validation_tensors import (
     check_dtype,
     check_finite,
     check_id_dtype,
     check_mask,
     check_ndim,
     check_nonempty,
-    check_positive_int,
-    check_probability,
-    check_special_id,
     check_tensor,
     module_dtype,
     shapes_broadcast,

@@ -19,7 +19,8 @@ from .decoding import Translation, check_translation_model
 from .models import DecoderOnlyTransformer, EncoderOnlyTransformer, Transformer
 from .multi_head_attention import MultiHeadAttention
 from .tokenization import Vocab
-from .validation import check_index, check_instance, check_token_list, check_vocab_size
+from .validation import check_index, check_instance, check_token_list
+from .validation_models import check_vocab_size
 
 
 @dataclass

@@ -22,18 +22,15 @@ from torch import Tensor, nn
 from .attention import padding_mask
 from .config import TransformerConfig
 from .models import EncoderOnlyTransformer
-from .validation import (
-    check_bool,
+from .validation import check_bool, check_instance, check_int, check_number, check_positive_int
+from .validation_models import check_module_call
+from .validation_tensors import (
     check_features,
     check_id_dtype,
-    check_instance,
-    check_int,
-    check_module_call,
     check_ndim,
-    check_number,
-    check_positive_int,
     check_tensor,
     check_token_ids,
+    module_dtype,
 )
 
 
@@ -55,7 +52,7 @@ class ClassTokenClassifier(nn.Module):
     def encode(self, x: Tensor, real: Tensor | None = None) -> Tensor:
         """(B, T, d_model) -> (B, 1 + T, d_model): the class token's output first, then each input's.
         ``real`` (B, T) bool marks the inputs that are not padding (None: all are)."""
-        check_features("x", check_tensor("x", x), self.config.d_model)
+        check_features("x", check_tensor("x", x), self.config.d_model, dtype=module_dtype(self.cls))
         if x.shape[1] > self.config.max_len:
             raise ValueError(f"x: expected at most config.max_len = {self.config.max_len} inputs, got {x.shape[1]}")
         x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1)  # (B, 1 + T, d_model)

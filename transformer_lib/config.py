@@ -18,7 +18,8 @@ from functools import partial
 
 from torch import nn
 
-from .validation import check_choice, check_divisible, check_positive_int, check_probability
+from .validation import check_choice, check_positive_int, check_probability
+from .validation_models import check_divisible
 
 POSITIONAL_KINDS = ("sinusoidal", "learned", "rope")
 # The feed-forward network's non-linearity: the paper's ReLU, or GELU (BERT); GPT-2 uses GELU's tanh approximation.

@@ -16,14 +16,8 @@ from torch import Tensor, nn
 from .encoder import TransformerLayer
 from .multi_head_attention import KVCache, LayerCaches, MultiHeadAttention
 from .residual import Residual
-from .validation import (
-    check_features,
-    check_finite,
-    check_instance,
-    check_mask,
-    check_tensor,
-    module_dtype,
-)
+from .validation import check_instance
+from .validation_tensors import check_features, check_finite, check_mask, check_tensor, module_dtype
 
 
 @dataclass

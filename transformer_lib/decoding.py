@@ -47,16 +47,13 @@ from .validation import (
     check_instance,
     check_int,
     check_iterable,
-    check_ndim,
     check_number,
     check_positive_int,
     check_sentence,
     check_special_id,
-    check_tensor,
-    check_vectors,
-    check_vocab_size,
-    module_dtype,
 )
+from .validation_models import check_model_vocab, check_seq2seq_model, model_vocab_size
+from .validation_tensors import check_ndim, check_tensor, check_token_ids, check_vectors, module_dtype
 from .vocabularies import vocabularies_for
 from .vocabulary import SpecialIds
 
@@ -96,12 +93,8 @@ def max_decode_length(model: nn.Module | None) -> int | None:
 
 
 def check_decoding_args(model: object, src_ids: Tensor, special: SpecialIds, max_len: int) -> None:
-    for name in ("encode", "new_cache", "decode", "generator"):
-        if not hasattr(model, name):
-            raise TypeError(f"model: expected an encoder-decoder with .{name} (see decoding.Seq2SeqModel), "
-                            f"got {type(model).__name__}")
-    check_tensor("src_ids", src_ids)
-    check_ndim("src_ids", src_ids, 2, "(batch, src_len)")
+    check_seq2seq_model("model", model)
+    check_token_ids("src_ids", src_ids, model_vocab_size(model, "src"), "the model's source vocabulary")
     check_positive_int("max_len", max_len)
     check_instance("special", special, SpecialIds, "a vocabulary.SpecialIds (tgt_vocab.special_ids)")
     # Checked here, under their own names: as decoder input an out-of-range <sos> would be
@@ -123,19 +116,10 @@ def check_translation_model(model: object, src_vocab: object, tgt_vocab: object,
     """An encoder-decoder (``Seq2SeqModel``, a torch module) and the vocabularies of its two sides, each
     of the size the model's config says (``need_source=False``: the source vocabulary is not needed)."""
     check_instance("model", model, nn.Module, "an encoder-decoder model (a Transformer or Seq2SeqGRU)")
-    check_bool("need_source", need_source)
-    for name in ("encode", "new_cache", "decode", "generator"):
-        if not hasattr(model, name):
-            raise TypeError(f"model: expected an encoder-decoder with .{name} (see decoding.Seq2SeqModel), "
-                            f"got {type(model).__name__}")
-    config = getattr(model, "config", None)
-    for name, vocab in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
-        if name == "src_vocab" and not need_source:
-            continue
-        check_instance(name, vocab, Vocab, "a tokenization.Vocab")
-        size = getattr(config, f"{name}_size", None)
-        if size is not None:
-            check_vocab_size(name, vocab, size, f"the model's config.{name}_size")
+    check_seq2seq_model("model", model)
+    if check_bool("need_source", need_source):
+        check_model_vocab("src_vocab", src_vocab, model, "src")
+    check_model_vocab("tgt_vocab", tgt_vocab, model, "tgt")
 
 
 def next_token_logits(model: Seq2SeqModel, hidden: Tensor, banned: Sequence[int]) -> Tensor:

@@ -30,7 +30,8 @@ from .decoding import (
     max_decode_length,
 )
 from .tokenization import Vocab
-from .validation import check_number, check_positive_int, check_sentence, check_token_list, check_vocab_size
+from .validation import check_number, check_positive_int, check_sentence, check_token_list
+from .validation_models import check_vocab_size
 from .vocabulary import SpecialIds
 
 

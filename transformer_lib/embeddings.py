@@ -13,7 +13,8 @@ import math
 
 from torch import Tensor, nn
 
-from .validation import check_bool, check_positive_int, check_token_ids
+from .validation import check_bool, check_positive_int
+from .validation_tensors import check_token_ids
 
 
 class TokenEmbedding(nn.Module):

@@ -19,7 +19,8 @@ from .feed_forward import PositionwiseFeedForward
 from .multi_head_attention import KVCache, MultiHeadAttention
 from .positional_encoding import RotaryEmbedding
 from .residual import LayerNorm, Residual
-from .validation import check_features, check_finite, check_instance, check_positive_int, module_dtype
+from .validation import check_instance, check_positive_int
+from .validation_tensors import check_features, check_finite, module_dtype
 
 
 class TransformerLayer(nn.Module):

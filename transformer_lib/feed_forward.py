@@ -12,7 +12,8 @@ from __future__ import annotations
 from torch import Tensor, nn
 
 from .config import ACTIVATIONS
-from .validation import check_choice, check_positive_int, check_vectors, module_dtype
+from .validation import check_choice, check_positive_int
+from .validation_tensors import check_vectors, module_dtype
 
 
 class PositionwiseFeedForward(nn.Module):

@@ -37,11 +37,11 @@ from .validation import (
     check_number,
     check_positive_int,
     check_sentence,
-    check_token_ids,
     check_token_list,
-    check_vocab_size,
     empty_or_wrong_type,
 )
+from .validation_models import check_vocab_size
+from .validation_tensors import check_token_ids
 
 
 def _check_sentences(name: str, sentences: object) -> list[str]:

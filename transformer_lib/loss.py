@@ -12,7 +12,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from .validation import check_choice, check_id_dtype, check_probability, check_special_id, check_tensor
+from .validation import check_choice, check_probability, check_special_id
+from .validation_tensors import check_id_dtype, check_tensor
 
 PAPER_LABEL_SMOOTHING = 0.1
 

@@ -40,9 +40,9 @@ from .validation import (
     check_number,
     check_positive_int,
     check_sentence,
-    check_token_ids,
     check_token_list,
 )
+from .validation_tensors import check_token_ids
 
 FORMS = ("masculine singular", "feminine singular", "masculine plural", "feminine plural")  # Adjective.forms' order
 _FRENCH_ADJECTIVES = {form: a for a in ADJECTIVES.values() for form in a.forms}
@@ -150,7 +150,7 @@ def skip_vote_choice(table: Counter, prefix: Sequence[str], forms: Sequence[str]
     """Every earlier word votes with P(form | that word earlier in the sentence); the most votes win."""
     check_instance("table", table, Counter, "a Counter from skip_bigram_table")
     totals = _row_totals(table) if totals is None else check_instance("totals", totals, Counter, "a Counter")
-    words = check_token_list("prefix", prefix, "word")
+    words = _words("prefix", prefix)
     votes = [sum(table[(w, form)] / totals[w] for w in words if totals[w]) for form in _words("forms", forms)]
     return votes.index(max(votes))
 

@@ -26,8 +26,9 @@ from .validation import (
     check_positive_int,
     check_probability,
     check_sentence,
-    check_token_ids,
 )
+from .validation_models import check_model_vocab
+from .validation_tensors import check_token_ids
 
 MASK = "<mask>"
 IGNORE = -100  # cross_entropy's ignore_index: positions that were not chosen predict nothing
@@ -106,7 +107,7 @@ def fill_masked(model: EncoderOnlyTransformer, vocab: Vocab, sentence: str, posi
     """``sentence`` with the word at ``position`` hidden behind ``<mask>`` and filled by the model's
     most probable word, read from both sides."""
     check_instance("model", model, EncoderOnlyTransformer, "an EncoderOnlyTransformer")
-    check_instance("vocab", vocab, Vocab, "a tokenization.Vocab")
+    check_model_vocab("vocab", vocab, model, "src", extra=1)  # the model's vocabulary adds <mask>
     words = check_sentence("sentence", sentence).split()
     check_index("position", position, len(words), context=" (a word of sentence)")
     ids = torch.tensor([vocab.encode(" ".join(words))])
@@ -120,7 +121,7 @@ def lm_fill(model: DecoderOnlyTransformer, vocab: Vocab, sentence: str, position
     """The same blank filled by a language model: its most probable next word after ``<sos>`` and the
     words before ``position`` (a decoder cannot read the words after it)."""
     check_instance("model", model, DecoderOnlyTransformer, "a DecoderOnlyTransformer")
-    check_instance("vocab", vocab, Vocab, "a tokenization.Vocab")
+    check_model_vocab("vocab", vocab, model, "tgt")
     words = check_sentence("sentence", sentence).split()
     check_index("position", position, len(words), context=" (a word of sentence)")
     ids = torch.tensor([[vocab.sos_id, *vocab.encode(" ".join(words[:position]))]])

@@ -25,19 +25,14 @@ from .encoder import Encoder, EncoderLayer
 from .multi_head_attention import KVCache, LayerCaches
 from .positional_encoding import LearnedPositionalEmbedding, RotaryEmbedding, SinusoidalPositionalEncoding
 from .residual import LayerNorm
-from .validation import (
-    check_bool,
+from .validation import check_bool, check_instance, check_int, check_items, check_positive_int, empty_or_wrong_type
+from .validation_tensors import (
     check_features,
     check_finite,
     check_id_dtype,
-    check_instance,
-    check_int,
-    check_iterable,
     check_ndim,
     check_nonempty,
-    check_positive_int,
     check_token_ids,
-    empty_or_wrong_type,
     module_dtype,
 )
 
@@ -155,6 +150,7 @@ class Transformer(nn.Module):
     def src_mask(self, src_ids: Tensor) -> Tensor:
         check_ndim("src_ids", src_ids, 2, "(batch, src_len)")
         check_id_dtype("src_ids", src_ids)
+        check_nonempty("src_ids", src_ids)
         return padding_mask(src_ids, self.config.pad_id)  # (B, 1, 1, S)
 
     def tgt_mask(self, tgt_ids: Tensor) -> Tensor:
@@ -223,10 +219,7 @@ class DecoderOnlyCache(LayerCaches):
     at the cached positions that are real tokens, so that padding read earlier stays masked later."""
 
     def __init__(self, caches: Iterable[KVCache]) -> None:
-        caches = list(check_iterable("caches", caches, "a list of KVCache"))
-        for i, cache in enumerate(caches):
-            check_instance(f"caches[{i}]", cache, KVCache, "a KVCache")
-        super().__init__(caches)
+        super().__init__(check_items("caches", caches, KVCache, "KVCache"))
         self.real: Tensor | None = None
 
     def index_select(self, index: Tensor) -> None:

@@ -18,18 +18,9 @@ from torch import Tensor, nn
 from .attention import scaled_dot_product_attention
 from .positional_encoding import RotaryEmbedding
 from .relative_position import RelativePositions
-from .validation import (
-    check_bool,
-    check_divisible,
-    check_features,
-    check_instance,
-    check_mask,
-    check_ndim,
-    check_positive_int,
-    check_probability,
-    check_row_index,
-    module_dtype,
-)
+from .validation import check_bool, check_instance, check_positive_int, check_probability
+from .validation_models import check_divisible
+from .validation_tensors import check_features, check_mask, check_ndim, check_row_index, module_dtype
 
 
 @dataclass

@@ -18,7 +18,8 @@ from collections.abc import Callable
 import torch
 from torch import Tensor, nn
 
-from .validation import check_even, check_int, check_ndim, check_number, check_positive_int, check_vectors
+from .validation import check_even, check_int, check_number, check_positive_int
+from .validation_tensors import check_ndim, check_vectors, module_dtype
 
 
 def _frequencies(d_model: int, base: float = 10000.0) -> Tensor:
@@ -102,7 +103,7 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         check_ndim("x", x, 3, "(batch, seq_len, d_model)")
-        check_vectors("x", x, self.embedding.embedding_dim)
+        check_vectors("x", x, self.embedding.embedding_dim, dtype=module_dtype(self.embedding.weight))
         _check_length(x.shape[1], offset, self.max_len)
         positions = torch.arange(offset, offset + x.shape[1], device=x.device)
         return x + self.embedding(positions)

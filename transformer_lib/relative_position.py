@@ -22,7 +22,8 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .attention import _check_qkv, masked_softmax
-from .validation import check_device, check_mask, check_positive_int, check_probability
+from .validation import check_device, check_positive_int, check_probability
+from .validation_tensors import check_mask
 
 
 class RelativePositions(nn.Module):

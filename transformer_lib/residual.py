@@ -21,16 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .validation import (
-    check_bool,
-    check_instance,
-    check_number,
-    check_positive_int,
-    check_probability,
-    check_tensor,
-    check_vectors,
-    module_dtype,
-)
+from .validation import check_bool, check_instance, check_number, check_positive_int, check_probability
+from .validation_tensors import check_tensor, check_vectors, module_dtype
 
 
 def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:

@@ -30,15 +30,12 @@ import torch
 from torch import Tensor, nn
 
 from .attention import AdditiveAttention
-from .validation import (
+from .validation import check_instance, check_number, check_positive_int, check_probability
+from .validation_tensors import (
     check_features,
     check_finite,
-    check_instance,
     check_ndim,
     check_nonempty,
-    check_number,
-    check_positive_int,
-    check_probability,
     check_row_index,
     check_tensor,
     check_token_ids,

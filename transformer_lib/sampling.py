@@ -17,16 +17,13 @@ from torch import Tensor, nn
 
 from .validation import (
     check_bool,
-    check_finite,
     check_instance,
-    check_ndim,
     check_number,
     check_positive_int,
     check_probability_mass,
     check_special_id,
-    check_tensor,
-    check_token_ids,
 )
+from .validation_tensors import check_finite, check_ndim, check_tensor, check_token_ids
 
 
 def check_sampling_args(temperature: object, top_k: object, top_p: object, generator: object,

@@ -25,13 +25,13 @@ from .validation import (
     check_device,
     check_instance,
     check_int,
-    check_module_call,
-    check_ndim,
     check_number,
     check_positive_int,
     check_probability,
     check_special_id,
 )
+from .validation_models import check_module_call
+from .validation_tensors import check_ndim
 
 
 class BatchLike(Protocol):

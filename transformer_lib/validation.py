@@ -23,26 +23,29 @@ What is accepted, everywhere:
 * a floating-point input holds no NaN and no infinity; logits may hold -inf (an excluded token);
 * a message quotes what came cut short (``shorten``): never a 10,000-character word whole.
 
-``tests/test_bad_input_sweep.py`` holds every public callable of the library to this rule. Longer than 400
-lines: every argument check of the library lives here by design, one place for each (the ground rule), so that
-a message is written once.
+``tests/test_bad_input_sweep.py`` holds every public callable of the library to this rule.
+
+The checks live in three modules, one place for each (a message is written once), split where the concepts
+divide:
+
+* ``validation`` (this module): plain Python arguments, numbers, choices, paths and devices, text, and the
+  plain data a checkpoint stores;
+* ``validation_tensors``: tensors, their shapes, dtypes and values (token ids, masks, features);
+* ``validation_models``: an argument checked against a model (its vocabulary sizes, its interface).
+
+Each imports only the ones above it in this list.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 import os
-from collections.abc import Sequence
-from itertools import zip_longest
+from collections.abc import Mapping, Sequence
 from numbers import Integral, Real
 from pathlib import Path
 
 import torch
 from torch import Tensor
-
-# The index dtypes torch.nn.Embedding and Tensor.gather take.
-ID_DTYPES = (torch.int64, torch.int32)
 
 
 def _describe(value: object) -> str:
@@ -154,17 +157,6 @@ def check_callable(name: str, value: object, what: str) -> object:
     return value
 
 
-def check_module_call(name: str, module: object, arguments: Sequence[object], what: str) -> None:
-    """``module`` is a ``torch.nn.Module`` whose ``forward`` takes ``arguments``: a model of another
-    kind (``nn.Linear`` where a seq2seq model is due) is named here, not by Python inside its forward."""
-    check_instance(name, module, torch.nn.Module, what)
-    try:
-        inspect.signature(module.forward).bind(*arguments)
-    except TypeError as error:
-        raise TypeError(f"{name}: expected {what}, got {type(module).__name__}, whose forward does not take "
-                        f"{len(arguments)} arguments ({error})") from None
-
-
 def empty_or_wrong_type(value: object) -> type[Exception]:
     """Where a non-empty collection is due: ValueError for an empty one (right type, wrong value), else TypeError."""
     empty = not isinstance(value, str | bytes) and hasattr(value, "__len__") and not len(value)
@@ -178,12 +170,6 @@ def check_choice(name: str, value: object, choices: Sequence[str]) -> str:
     if value not in choices:
         raise ValueError(f"{name}: expected one of {list(choices)}, got {value!r}")
     return value  # type: ignore[return-value]
-
-
-def check_divisible(d_model: int, n_heads: int) -> None:
-    if d_model % n_heads != 0:
-        raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads}): each head gets "
-                         f"d_model / n_heads dimensions, and {d_model} / {n_heads} = {d_model / n_heads:.3g}")
 
 
 def check_even(name: str, value: object, expected: str = "an even number") -> int:
@@ -276,10 +262,25 @@ def check_iterable(name: str, value: object, what: str) -> object:
     return value
 
 
-def check_vocab_size(name: str, vocab: object, size: int, owner: str) -> None:
-    """A vocabulary (anything with a length) holds exactly ``size`` tokens, as ``owner`` says."""
-    if len(vocab) != size:  # type: ignore[arg-type]
-        raise ValueError(f"{name}: expected {size} tokens like {owner}, got a vocabulary of {len(vocab)}")  # type: ignore[arg-type]
+def check_items(name: str, value: object, cls: type, what: str) -> list:
+    """A non-empty list (or other iterable) of ``cls`` instances; ``what`` names one ("a KVCache")."""
+    items = list(check_iterable(name, value, f"a list of {what}"))
+    if not items:
+        raise ValueError(f"{name}: expected at least one {what}, got none")
+    for i, item in enumerate(items):
+        check_instance(f"{name}[{i}]", item, cls, what)
+    return items
+
+
+def check_names(name: str, value: object, what: str) -> dict[str, str]:
+    """A mapping of str to str (``what`` says what it maps: "row key -> name shown")."""
+    if not isinstance(value, Mapping):
+        raise TypeError(f"{name}: expected a dict of {what}, got {_describe(value)}")
+    for key, item in value.items():
+        if not isinstance(key, str) or not isinstance(item, str):
+            raise TypeError(f"{name}[{key!r:.40}]: expected a dict of {what} (str -> str), got {_describe(key)} -> "
+                            f"{_describe(item)}")
+    return dict(value)
 
 
 def check_id_lists(name: str, sequences: object) -> list[list[int]]:
@@ -308,165 +309,6 @@ def check_word(name: str, token: object) -> str:
     if not token or any(c.isspace() for c in token):
         raise ValueError(f"{name}: expected one non-empty word without whitespace, got {token!r}")
     return token
-
-
-# --------------------------------------------------------------------------- tensors
-
-
-def check_tensor(name: str, value: object) -> Tensor:
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{name}: expected a torch.Tensor, got {type(value).__name__}")
-    return value
-
-
-def check_ndim(name: str, x: Tensor, ndim: int, layout: str) -> None:
-    check_tensor(name, x)
-    if x.dim() != ndim:
-        raise ValueError(
-            f"{name}: expected a {ndim}-D tensor of shape {layout}, "
-            f"got a {x.dim()}-D tensor of shape {tuple(x.shape)}"
-        )
-
-
-def check_nonempty(name: str, x: Tensor, dim: int = 1) -> None:
-    if x.shape[dim] == 0:
-        what = "empty batch" if dim == 0 else "empty sequence"
-        raise ValueError(f"{name}: {what} (length 0 in dimension {dim}, shape {tuple(x.shape)}); "
-                         f"expected at least one {'row' if dim == 0 else 'position'}")
-
-
-def check_dtype(name: str, x: Tensor, dtype: torch.dtype, owner: str = "the module's parameters") -> None:
-    if x.dtype != dtype:
-        raise TypeError(f"{name}: expected dtype {dtype} like {owner}, got {x.dtype}; "
-                        f"convert the input (x.to({dtype})) or the module (.to({x.dtype}))")
-
-
-def module_dtype(parameter: Tensor) -> torch.dtype | None:
-    """The dtype a module's floating-point input must have: its parameters' dtype, or None (any)
-    under ``torch.autocast``, which casts inputs and weights itself."""
-    return None if torch.is_autocast_enabled(parameter.device.type) else parameter.dtype
-
-
-def check_finite(name: str, x: Tensor, allow_minus_inf: bool = False) -> None:
-    """No NaN and no infinity: either would spread through a softmax without an error.
-    ``allow_minus_inf``: -inf is accepted (a logit that excludes its token).
-
-    Every layer checks its input, so the common case must be cheap: a NaN or an infinity makes
-    the sum NaN or infinite, so a finite sum (one pass, no tensor as large as ``x``) proves the
-    tensor finite. Only a sum that is not finite (a bad value, or finite values so large that the
-    sum overflows) pays for the element-wise test that decides, and finds the position."""
-    if bool(torch.isfinite(x.detach().sum())):
-        return
-    finite = torch.isfinite(x) | (x == float("-inf")) if allow_minus_inf else torch.isfinite(x)
-    if not bool(finite.all()):
-        where = tuple(int(i) for i in (~finite).nonzero()[0])
-        expected = "finite values or -inf" if allow_minus_inf else "finite values"
-        raise ValueError(f"{name}: expected {expected}, got {x[where].item()} at position {where}")
-
-
-def check_features(
-    name: str,
-    x: Tensor,
-    d_model: int,
-    layout: str = "(batch, seq_len, d_model)",
-    dtype: torch.dtype | None = None,
-    width_name: str = "d_model",
-) -> None:
-    """``x`` must be (batch, seq_len, d_model), floating point (of ``dtype`` if given), with at
-    least one row and one position."""
-    check_ndim(name, x, 3, layout)
-    if not x.is_floating_point():
-        raise TypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
-    if dtype is not None:
-        check_dtype(name, x, dtype)
-    if x.shape[-1] != d_model:
-        raise ValueError(
-            f"{name}: expected last dimension {width_name}={d_model}, got shape {tuple(x.shape)}"
-        )
-    check_nonempty(name, x, dim=0)
-    check_nonempty(name, x)
-
-
-def check_vectors(name: str, x: object, size: int, dtype: torch.dtype | None = None) -> Tensor:
-    """``x`` is a floating-point tensor (..., size) (of ``dtype`` if given): a position-wise layer's input."""
-    x = check_tensor(name, x)
-    if not x.is_floating_point():
-        raise TypeError(f"{name}: expected a floating-point tensor, got dtype {x.dtype}")
-    if dtype is not None:
-        check_dtype(name, x, dtype)
-    if x.dim() == 0 or x.shape[-1] != size:
-        raise ValueError(f"{name}: expected a tensor (..., {size}), got shape {tuple(x.shape)}")
-    return x
-
-
-def check_id_dtype(name: str, ids: Tensor) -> None:
-    if ids.dtype not in ID_DTYPES:
-        raise TypeError(
-            f"{name}: expected integer token ids (torch.long), got dtype {ids.dtype}; "
-            "convert with .long() (torch.int32 is accepted too)"
-        )
-
-
-def check_row_index(name: str, index: object, size: int | None = None) -> Tensor:
-    """Rows to keep, in order (beam search's reordering): a 1-D tensor of ids in [0, ``size``)."""
-    index = check_tensor(name, index)
-    check_id_dtype(name, index)
-    check_ndim(name, index, 1, "(rows,)")
-    if index.numel() and (int(index.min()) < 0 or (size is not None and int(index.max()) >= size)):
-        raise ValueError(f"{name}: expected row numbers in [0, {size}), got {index.tolist()!r:.60}")
-    return index
-
-
-def check_token_ids(name: str, ids: object, vocab_size: int, vocab_name: str = "a vocabulary") -> Tensor:
-    """``ids`` must be a 2-D integer tensor (batch, seq_len), at least 1 x 1, with values in [0, vocab_size)."""
-    ids = check_tensor(name, ids)
-    check_id_dtype(name, ids)
-    check_ndim(name, ids, 2, "(batch, seq_len)")
-    check_nonempty(name, ids, dim=0)
-    check_nonempty(name, ids)
-    low, high = int(ids.min()), int(ids.max())
-    if low < 0 or high >= vocab_size:
-        bad = low if low < 0 else high
-        where = tuple(int(i) for i in (ids == bad).nonzero()[0])
-        raise ValueError(
-            f"{name}: token ids must lie in [0, {vocab_size}) for {vocab_name} of "
-            f"{vocab_size}, got {bad} at position {where}"
-        )
-    return ids
-
-
-def shapes_broadcast(*shapes: Sequence[int]) -> bool:
-    """Whether the shapes broadcast together (NumPy's rule), as ``torch.broadcast_shapes`` checks, without the
-    import of sympy that its first call costs."""
-    padded = zip_longest(*(tuple(shape)[::-1] for shape in shapes), fillvalue=1)
-    return all(len(set(sizes) - {1}) <= 1 for sizes in padded)
-
-
-def check_mask(name: str, mask: Tensor | None, target_shape: Sequence[int]) -> None:
-    """A mask is boolean (True = may attend) and broadcasts to ``target_shape`` (batch, heads, queries, keys)."""
-    if mask is None:
-        return
-    check_tensor(name, mask)
-    if mask.dtype != torch.bool:
-        raise TypeError(
-            f"{name}: expected a boolean mask (True = may attend), got dtype {mask.dtype}"
-        )
-    expected = "(queries, keys), (batch, queries, keys), (batch, 1, queries, keys) or (batch, heads, queries, keys)"
-    if not 2 <= mask.dim() <= 4:
-        raise ValueError(
-            f"{name}: expected a 2-D to 4-D mask shaped like {expected}, "
-            f"got shape {tuple(mask.shape)}"
-        )
-    shape = list(mask.shape)
-    if mask.dim() == 3:  # (batch, queries, keys): one mask per sequence, shared by every head
-        shape = [shape[0], 1, shape[1], shape[2]]
-    shape = [1] * (4 - len(shape)) + shape
-    for got, want in zip(shape, target_shape, strict=True):
-        if got not in (1, want):
-            raise ValueError(
-                f"{name}: shape {tuple(mask.shape)} does not broadcast to "
-                f"(batch, heads, queries, keys) = {tuple(target_shape)}"
-            )
 
 
 # --------------------------------------------------------------------------- stored data

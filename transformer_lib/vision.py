@@ -21,19 +21,19 @@ from torch import Tensor, nn
 
 from .class_token import ClassTokenClassifier
 from .config import TransformerConfig
-from .validation import (
+from .validation import check_instance, check_int, check_positive_int
+from .validation_tensors import (
     check_features,
     check_finite,
-    check_instance,
-    check_int,
+    check_in_range,
     check_ndim,
     check_nonempty,
-    check_positive_int,
     check_tensor,
     module_dtype,
 )
 
 DIGIT_SIZE = 8  # load_digits' images are 8 x 8, grey levels 0..16
+N_DIGITS = 10  # their labels: the digits 0..9
 
 
 @dataclass
@@ -110,6 +110,7 @@ def digit_sets(images: Tensor, labels: Tensor, n_sets: int, set_size: int, seed:
     check_ndim("labels", labels, 1, "(n_images,)")
     if len(labels) != len(images) or not len(labels):
         raise ValueError(f"labels: expected one per image ({len(images)}), got {len(labels)}")
+    check_in_range("labels", labels, N_DIGITS, "digit labels")
     pick = torch.randint(len(labels), (n_sets, set_size),
                          generator=torch.Generator().manual_seed(check_int("seed", seed)))
     return images.flatten(1)[pick], labels[pick].amax(dim=1)

@@ -16,6 +16,7 @@ from torch import nn
 
 from .tokenization import BPETokenizer, Merge, Vocab
 from .validation import check_instance, check_sentence, check_token_list
+from .validation_models import check_model_vocab, check_seq2seq_model
 
 RECORD_FORMAT = "transformer_lib.train.vocab"
 
@@ -77,9 +78,11 @@ class Vocabularies:
 
 
 def vocabularies_for(model: nn.Module, src_vocab: Vocab | None, tgt_vocab: Vocab | None) -> Vocabularies:
-    """The vocabularies to read and write ``model``'s sentences with: its own (``model.vocabularies``,
-    set by ``load_checkpoint``) unless given, and given ones only if they are its own."""
+    """The vocabularies to read and write ``model``'s sentences with (an encoder-decoder's): its own
+    (``model.vocabularies``, set by ``load_checkpoint``) unless given, and given ones only if they are its
+    own, or, for a model without its own, of the sizes its config gives."""
     check_instance("model", model, nn.Module, "a model (a torch module)")
+    check_seq2seq_model("model", model)
     own = getattr(model, "vocabularies", None)
     for name, given in (("src_vocab", src_vocab), ("tgt_vocab", tgt_vocab)):
         if given is None and own is None:
@@ -88,9 +91,10 @@ def vocabularies_for(model: nn.Module, src_vocab: Vocab | None, tgt_vocab: Vocab
         if given is not None:
             check_instance(name, given, Vocab, "a tokenization.Vocab, or None for the model's own")
     if own is None:
-        return Vocabularies(src_vocab, tgt_vocab)
+        own = Vocabularies(src_vocab, tgt_vocab)
     for name, given, mine in (("src_vocab", src_vocab, own.src), ("tgt_vocab", tgt_vocab, own.tgt)):
         if given is not None and given != mine:
             raise ValueError(f"{name}: this model was trained with {mine!r}, got another, {given!r} (its words "
                              f"would be read as other words or as unknown); leave {name} out to use the model's own")
+        check_model_vocab(name, mine, model, name.removesuffix("_vocab"))
     return own

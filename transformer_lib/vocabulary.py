@@ -17,7 +17,6 @@ from torch import Tensor
 
 from .validation import (
     check_bool,
-    check_id_dtype,
     check_int,
     check_iterable,
     check_positive_int,
@@ -26,6 +25,7 @@ from .validation import (
     check_token_list,
     check_word,
 )
+from .validation_tensors import check_id_dtype
 
 PAD, SOS, EOS, UNK = "<pad>", "<sos>", "<eos>", "<unk>"
 SPECIALS = (PAD, SOS, EOS, UNK)

@@ -38,6 +38,7 @@ from ..language_model import never_drawn
 from ..models import DecoderOnlyTransformer, Transformer
 from ..tokenization import SPECIALS, Vocab
 from ..validation import check_int
+from ..validation_models import check_model_vocab
 
 FORMAT = "transformer-computed/browser-model"
 VERSION = 1
@@ -97,9 +98,9 @@ def browser_model_files(model: Transformer | DecoderOnlyTransformer, src_vocab: 
     decoder_only = isinstance(model, DecoderOnlyTransformer)
     if decoder_only and src_vocab is not None:
         raise ValueError("src_vocab: a decoder-only model reads no source; expected None, got a Vocab")
-    for name, vocab in (("src_vocab", None if decoder_only else src_vocab), ("tgt_vocab", tgt_vocab)):
-        if not isinstance(vocab, Vocab) and not (decoder_only and name == "src_vocab"):
-            raise TypeError(f"{name}: expected a Vocab, got {type(vocab).__name__}")
+    if not decoder_only:
+        check_model_vocab("src_vocab", src_vocab, model, "src")
+    check_model_vocab("tgt_vocab", tgt_vocab, model, "tgt")
     weights, tensors = _weights(model)
     manifest = {
         "format": FORMAT,

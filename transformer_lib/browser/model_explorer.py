@@ -35,6 +35,7 @@ from ..figures.display import PALETTE
 from ..models import Transformer
 from ..tokenization import Vocab
 from ..validation import check_instance, check_int
+from ..validation_models import check_model_vocab
 from .explorers import read_sentence, sentence_box, step_buttons, typed_sentence_notes, wrapping_row
 from .live import LiveExplorer, message, show_in
 from .page import live_explorer_html
@@ -80,8 +81,8 @@ class ModelExplorer(LiveExplorer):
     def __init__(self, model: Transformer, src_vocab: Vocab, tgt_vocab: Vocab,
                  sentence: str = "the small dog sleeps") -> None:
         check_instance("model", model, Transformer, "a transformer_lib.models.Transformer")
-        check_instance("src_vocab", src_vocab, Vocab, "a tokenization.Vocab")
-        check_instance("tgt_vocab", tgt_vocab, Vocab, "a tokenization.Vocab")
+        check_model_vocab("src_vocab", src_vocab, model, "src")
+        check_model_vocab("tgt_vocab", tgt_vocab, model, "tgt")
         check_instance("sentence", sentence, str, "a str")
         self.model, self.src_vocab, self.tgt_vocab = model, src_vocab, tgt_vocab
         self.found: Activations | None = None

@@ -23,6 +23,7 @@ from ..figures.positions import check_positional_settings
 from ..html_embed import json_for_script
 from ..tokenization import Vocab
 from ..validation import check_choice, check_instance, check_token_list
+from ..validation_models import check_spells
 from .theme import MESSAGES, THEME_FILE, theme_json
 
 KINDS = ("attention", "positional", "lm", "stepper", "model")
@@ -50,9 +51,9 @@ def translation_payload(translation: Translation, maps: AttentionMaps, src_vocab
     check_instance("src_vocab", src_vocab, Vocab, "a tokenization.Vocab")
     check_instance("tgt_vocab", tgt_vocab, Vocab, "a tokenization.Vocab")
     notes = check_token_list("notes", notes, item="note")
-    if translation.src_ids and max(translation.src_ids) >= len(src_vocab):
-        raise ValueError(f"src_vocab: holds {len(src_vocab)} tokens, but the translation read id "
-                         f"{max(translation.src_ids)}; pass the vocabulary the model read it with")
+    check_spells("src_vocab", src_vocab, translation.src_ids, maps.src_tokens[0] if maps.src_tokens else None,
+                 "the translation")
+    check_spells("tgt_vocab", tgt_vocab, translation.ids, translation.tokens, "the translation")
     tokens = list(translation.tokens)
     return {
         "tokens": tokens,

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 import plotly.graph_objects as go
 
-from ..validation import check_choice, check_instance, check_iterable, check_token_list
+from ..validation import check_choice, check_instance, check_iterable, check_names, check_token_list
 from .display import BOOK_TEMPLATE, PALETTE
 
 MEASURE_TITLES = {
@@ -48,7 +48,7 @@ def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
             "results: expected the benchmark's JSON (a dict with 'rows' and 'runs'), "
                          f"got {type(results).__name__}")
     check_choice("measure", measure, list(MEASURE_TITLES))
-    labels = dict(check_instance("labels", {} if labels is None else labels, Mapping, "a dict of row key -> name"))
+    labels = check_names("labels", {} if labels is None else labels, "row key -> name shown")
     apart = check_token_list("apart", list(check_iterable("apart", apart, "a list of row keys")), item="row key")
     name, unit, scale = MEASURE_TITLES[measure]
     base_key = check_instance("base", base, str, "the key of the base row (str)")

@@ -6,7 +6,8 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from ..validation import check_finite, check_ndim, check_positive_int, check_sentence, check_tensor
+from ..validation import check_positive_int, check_sentence
+from ..validation_tensors import check_finite, check_ndim, check_tensor
 from .display import BOOK_TEMPLATE
 
 
@@ -20,7 +21,7 @@ def patch_attention_figure(image: torch.Tensor, weights: torch.Tensor, patch: in
     if h % patch or w % patch:
         raise ValueError(f"patch: expected a divisor of the image size {h}x{w}, got {patch}")
     rows, cols = h // patch, w // patch
-    check_tensor("weights", weights)
+    check_ndim("weights", check_tensor("weights", weights), 1, "(n_patches,), in reading order")
     for name, values in (("image", image), ("weights", weights)):
         if values.is_floating_point():
             check_finite(name, values)
