@@ -63,6 +63,16 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     return GroupScheduling(config, log)
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    # One torch thread in every test process. The test models are tiny: one thread runs them as fast
+    # as two on a quiet machine, and under ``pytest -n 2`` (two workers beside the notebooks' kernels)
+    # two threads per process oversubscribe the cores, and torch's threads spin waiting for each other:
+    # the stepper's 104 traces (tests/test_live_stepper.py) took 1.0 s of CPU on one thread and 7.6 to
+    # 25 s on two, with 5 other jobs running. Processes the tests start (kernels, torchrun, scripts) keep
+    # their own settings: the notebooks are still checked on two threads, as their outputs were stored.
+    torch.set_num_threads(1)
+
+
 @pytest.fixture(autouse=True)
 def _seed() -> None:
     torch.manual_seed(0)
@@ -71,7 +81,8 @@ def _seed() -> None:
 @pytest.fixture(scope="module")
 def one_torch_thread() -> Iterator[None]:
     """Tiny models run fastest on one thread, and far faster than on two when other jobs share the
-    cores. A module asks for it with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``."""
+    cores. A module asks for it with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``, which
+    holds even where a test of another module has changed the thread count (``pytest_configure`` sets one)."""
     previous = torch.get_num_threads()
     torch.set_num_threads(1)
     try:

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -139,7 +140,20 @@ def test_additive_benchmark_times_both_attentions_at_each_length(monkeypatch):
         {"dot product": 0.001, "additive": 0.005}, {"dot product": 0.002, "additive": 0.009}]
 
 
-def test_training_record_stores_both_passes_under_the_dispatch_and_keeps_the_others(monkeypatch, tmp_path):
+@pytest.fixture
+def two_torch_threads() -> Iterator[None]:
+    """Two threads, so that a pass at the process's thread count differs from a pass on one (the tests
+    run on one: tests/conftest.py)."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def test_training_record_stores_both_passes_under_the_dispatch_and_keeps_the_others(monkeypatch, tmp_path,
+                                                                                    two_torch_threads):
     path = tmp_path / "training_speed.json"
     path.write_text('{"AVX2": {"kept": true}}')
     seen = []
