@@ -1,5 +1,6 @@
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -105,17 +106,24 @@ def _seed() -> None:
     torch.manual_seed(0)
 
 
+@contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    """torch on ``count`` threads inside the block, the thread count before it restored after."""
+    previous = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 @pytest.fixture(scope="module")
 def one_torch_thread() -> Iterator[None]:
     """Tiny models run fastest on one thread, and far faster than on two when other jobs share the
     cores. A module asks for it with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``, which
     holds even where a test of another module has changed the thread count (``pytest_configure`` sets one)."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 @pytest.fixture(scope="package")
