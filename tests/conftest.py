@@ -1,5 +1,6 @@
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,12 +40,35 @@ def group_of(nodeid: str) -> str:
     return next((group for group, modules in SHARED_GROUPS.values() if file in modules), file)
 
 
+# The groups that take longest (seconds of the fresh-clone CI on 2 cores, issue 34), longest first: under
+# pytest-xdist each worker takes the next group in this order when it is free, so that the last groups
+# to start are short ones and neither worker waits long for the other at the end. The shared groups come
+# first, each on its own worker at once. The other groups follow, those with the most tests first.
+LONGEST_FIRST = (
+    "site",  # ~650 s: the book built, every page drawn and checked at two widths, the PDF
+    "reader_venv",  # ~400 s: the reader's environment made, every chapter run in JupyterLab
+    "tests/test_distributed.py",  # ~200 s of torchrun launches
+    "tests/test_bad_input_sweep.py",
+    "tests/test_live_stepper.py",
+    "tests/test_replay_page.py",
+    "book/07_training_inference.ipynb",
+    "book/distributed.ipynb",
+    "tests/test_pretrained.py",
+    "tests/test_training_split.py",
+    "tests/test_snapshots.py",
+    "tests/test_convert.py",
+    "tests/test_decoding_steps.py",
+    "tests/test_table3.py",
+)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # The shared groups first (the longest: the built book's checks, the JupyterLab run), so that under
-    # pytest-xdist each starts on its own worker at once and the short modules fill in around them,
-    # rather than both long groups starting last. Stable: the order within each group stays.
-    shared = {group for group, _ in SHARED_GROUPS.values()}
-    items.sort(key=lambda item: group_of(item.nodeid) not in shared)
+    # Stable: the order within each group stays (a notebook's cells run in order).
+    sizes: dict[str, int] = {}
+    for item in items:
+        sizes[group_of(item.nodeid)] = sizes.get(group_of(item.nodeid), 0) + 1
+    rank = {group: index for index, group in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: (rank.get(group_of(item.nodeid), len(rank)), -sizes[group_of(item.nodeid)]))
     for item in items:
         for fixture, (group, modules) in SHARED_GROUPS.items():
             if fixture in getattr(item, "fixturenames", ()) and item.nodeid.split("::")[0] not in modules:
@@ -60,7 +84,21 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
         def _split_scope(self, nodeid: str) -> str:
             return group_of(nodeid)
 
+    # The groups in the order of ``pytest_collection_modifyitems`` (LONGEST_FIRST), which xdist's own
+    # reordering (--loadscope-reorder, on by default: the groups with the most tests first) would undo:
+    # it put the reader's environment, 5 tests and ~400 s, 69th of 107 groups, near the end of the run.
+    config.option.loadscopereorder = False
     return GroupScheduling(config, log)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # One torch thread in every test process. The test models are tiny: one thread runs them as fast
+    # as two on a quiet machine, and under ``pytest -n 2`` (two workers beside the notebooks' kernels)
+    # two threads per process oversubscribe the cores, and torch's threads spin waiting for each other:
+    # the stepper's 104 traces (tests/test_live_stepper.py) took 1.0 s of CPU on one thread and 7.6 to
+    # 25 s on two, with 5 other jobs running. Processes the tests start (kernels, torchrun, scripts) keep
+    # their own settings: the notebooks are still checked on two threads, as their outputs were stored.
+    torch.set_num_threads(1)
 
 
 @pytest.fixture(autouse=True)
@@ -68,16 +106,24 @@ def _seed() -> None:
     torch.manual_seed(0)
 
 
-@pytest.fixture(scope="module")
-def one_torch_thread() -> Iterator[None]:
-    """Tiny models run fastest on one thread, and far faster than on two when other jobs share the
-    cores. A module asks for it with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``."""
+@contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    """torch on ``count`` threads inside the block, the thread count before it restored after."""
     previous = torch.get_num_threads()
-    torch.set_num_threads(1)
+    torch.set_num_threads(count)
     try:
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread() -> Iterator[None]:
+    """Tiny models run fastest on one thread, and far faster than on two when other jobs share the
+    cores. A module asks for it with ``pytestmark = pytest.mark.usefixtures("one_torch_thread")``, which
+    holds even where a test of another module has changed the thread count (``pytest_configure`` sets one)."""
+    with torch_threads(1):
+        yield
 
 
 @pytest.fixture(scope="package")

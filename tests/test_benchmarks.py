@@ -27,6 +27,8 @@ from transformer_lib.attention import scaled_dot_product_attention  # noqa: E402
 from transformer_lib.config import TransformerConfig  # noqa: E402
 from transformer_lib.models import Transformer  # noqa: E402
 
+from .conftest import torch_threads  # noqa: E402
+
 CPU = torch.device("cpu")
 
 
@@ -140,26 +142,29 @@ def test_additive_benchmark_times_both_attentions_at_each_length(monkeypatch):
 
 
 def test_training_record_stores_both_passes_under_the_dispatch_and_keeps_the_others(monkeypatch, tmp_path):
-    path = tmp_path / "training_speed.json"
-    path.write_text('{"AVX2": {"kept": true}}')
-    seen = []
+    # two threads, so that the pass at the process's thread count differs from the pass on one (the
+    # tests run on one: tests/conftest.py)
+    with torch_threads(2):
+        path = tmp_path / "training_speed.json"
+        path.write_text('{"AVX2": {"kept": true}}')
+        seen = []
 
-    def run(device, quick=False, rounds=None):  # one scripted model per pass: its ratio is the pass's thread count
-        seen.append((torch.get_num_threads(), bench_training.harness.CLOCK, rounds))
-        ratio = bench_training.harness.summary([float(torch.get_num_threads())])
-        return [{"name": "small", "batch_size": 2, "src_len": 3, "ratio_ours_over_torch": ratio,
-                 "ratio_per_round": [ratio["median"]], "tokens_per_second": {}, "step_seconds": {}, "mfu": {}}]
+        def run(device, quick=False, rounds=None):  # one scripted model per pass: its ratio is the pass's thread count
+            seen.append((torch.get_num_threads(), bench_training.harness.CLOCK, rounds))
+            ratio = bench_training.harness.summary([float(torch.get_num_threads())])
+            return [{"name": "small", "batch_size": 2, "src_len": 3, "ratio_ours_over_torch": ratio,
+                     "ratio_per_round": [ratio["median"]], "tokens_per_second": {}, "step_seconds": {}, "mfu": {}}]
 
-    monkeypatch.setattr(bench_training, "run", run)
-    monkeypatch.setattr(bench_training, "print_table", lambda results: None)
-    monkeypatch.setattr(bench_training.harness, "dispatch", lambda: {"cpu_dispatch": "AVX512"})
-    threads = torch.get_num_threads()
-    stored = bench_training.record(5, path)
-    assert stored == __import__("json").loads(path.read_text())
-    assert stored["AVX2"] == {"kept": True} and stored["AVX512"]["environment"]["cpu_dispatch"] == "AVX512"
-    passes = stored["AVX512"]["passes"]
-    assert [p["timing"] for p in passes] == [{"threads": threads, "clock": "wall-clock time"},
-                                            {"threads": 1, "clock": "process CPU time"}]
-    assert [p["models"][0]["ratio_ours_over_torch"]["median"] for p in passes] == [threads, 1.0]
-    assert [(t, clock is not None, r) for t, clock, r in seen] == [(threads, False, 5), (1, True, 5)]
-    assert torch.get_num_threads() == threads and bench_training.harness.CLOCK is None  # restored
+        monkeypatch.setattr(bench_training, "run", run)
+        monkeypatch.setattr(bench_training, "print_table", lambda results: None)
+        monkeypatch.setattr(bench_training.harness, "dispatch", lambda: {"cpu_dispatch": "AVX512"})
+        threads = torch.get_num_threads()
+        stored = bench_training.record(5, path)
+        assert stored == __import__("json").loads(path.read_text())
+        assert stored["AVX2"] == {"kept": True} and stored["AVX512"]["environment"]["cpu_dispatch"] == "AVX512"
+        passes = stored["AVX512"]["passes"]
+        assert [p["timing"] for p in passes] == [{"threads": threads, "clock": "wall-clock time"},
+                                                {"threads": 1, "clock": "process CPU time"}]
+        assert [p["models"][0]["ratio_ours_over_torch"]["median"] for p in passes] == [threads, 1.0]
+        assert [(t, clock is not None, r) for t, clock, r in seen] == [(threads, False, 5), (1, True, 5)]
+        assert torch.get_num_threads() == threads and bench_training.harness.CLOCK is None  # restored

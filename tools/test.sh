@@ -55,7 +55,8 @@ fi
 main_start=$(date +%s)
 status=0
 # Two workers (pytest-xdist), one test module or notebook at a time each; the modules that share the
-# built book or the reader's environment stay together on one worker (tests/conftest.py, SHARED_GROUPS).
+# built book or the reader's environment stay together on one worker (tests/conftest.py, SHARED_GROUPS),
+# the longest groups start first (LONGEST_FIRST), and each test process runs torch on one thread.
 "$venv/bin/python" -m pytest -n 2 --junitxml="$logs/main.xml" "$@" || status=1
 echo "main-run $(( $(date +%s) - main_start ))" >> "$logs/phases"
 if [ -n "$lowered" ]; then
