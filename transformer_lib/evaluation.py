@@ -307,13 +307,16 @@ def greedy_exact_check(
     order = sorted(range(len(pairs)), key=lambda i: len(encoded[i][0]), reverse=True)
     # more sentences surely wrong than this, and the exact match is below stop_below
     allowed_wrong = len(pairs) if stop_below is None else len(pairs) - math.ceil(stop_below * len(pairs) - 1e-9)
+    # the first chunk: just enough sentences to stop on (allowed_wrong + 1), then batch_size at a time
+    first = min(batch_size, allowed_wrong + 1)
+    starts = [0, *range(first, len(order), batch_size)]
     wrong, checked = 0, 0
     was_training = model.training
     model.eval()
-    for start in range(0, len(order), batch_size):
+    for start, end in zip(starts, [*starts[1:], len(order)], strict=True):
         if wrong > allowed_wrong:
             break
-        chunk = order[start:start + batch_size]
+        chunk = order[start:end]
         src = _padded([encoded[i][0] for i in chunk], src_vocab.pad_id).to(device)  # (B, S)
         tgt_in = _padded([[tgt_vocab.sos_id, *encoded[i][1]] for i in chunk], tgt_vocab.pad_id)  # (B, T)
         tgt_out = _padded([[*encoded[i][1], tgt_vocab.eos_id] for i in chunk], tgt_vocab.pad_id)  # (B, T)
