@@ -137,6 +137,26 @@ def test_head_statistics_of_every_head_are_each_head_alone():
             assert math.isnan(row["own"]) and math.isnan(row["previous"])
 
 
+def test_head_statistics_of_every_batch_row_are_each_row_alone():
+    # index=None measures the whole batch in one pass: the rows of each sentence, in batch order,
+    # must be what that sentence's own call gives
+    generator = torch.Generator().manual_seed(1)
+    scores = torch.randn(3, 2, 4, 4, generator=generator, dtype=torch.float64)
+    maps = AttentionMaps(encoder_self=[scores.softmax(-1), (2 * scores).softmax(-1)],
+                         decoder_self=[scores.masked_fill(~causal_mask(4), float("-inf")).softmax(-1)],
+                         cross=[torch.randn(3, 2, 4, 6, generator=generator, dtype=torch.float64).softmax(-1)])
+    together = head_statistics(maps, index=None)
+    alone = [row for index in range(3) for row in head_statistics(maps, index)]
+    assert len(together) == len(alone) == 3 * 4 * 2
+    for batched, single in zip(together, alone, strict=True):
+        assert batched.keys() == single.keys()
+        for name, value in single.items():
+            if isinstance(value, float) and math.isnan(value):
+                assert math.isnan(batched[name])
+            else:
+                assert batched[name] == pytest.approx(value, abs=1e-14), name
+
+
 def test_head_statistics_checks_its_arguments():
     with pytest.raises(TypeError, match="maps: expected"):
         head_statistics({})

@@ -1,11 +1,19 @@
 """vision: patches as tokens, the digits that ship with scikit-learn, sets of digits, and the figure."""
 
+import numpy as np
 import pytest
 import torch
 
 from transformer_lib.config import TransformerConfig
 from transformer_lib.figures.vision import patch_attention_figure
-from transformer_lib.vision import SetClassifier, VisionTransformer, digit_sets, image_patches, load_digit_images
+from transformer_lib.vision import (
+    SetClassifier,
+    VisionTransformer,
+    digit_sets,
+    image_patches,
+    load_digit_images,
+    sklearn_digits,
+)
 
 CONFIG = TransformerConfig(d_model=16, n_heads=2, n_encoder_layers=1, d_ff=32, dropout=0.0, max_len=16)
 
@@ -68,3 +76,12 @@ def test_bad_input() -> None:
         digit_sets(torch.rand(4, 8, 8), torch.arange(4), n_sets=2, set_size=0)
     with pytest.raises(ValueError, match="weights"):
         patch_attention_figure(torch.rand(8, 8), torch.rand(9), 2, "t")
+
+
+def test_the_digits_are_scikit_learns() -> None:
+    from sklearn.datasets import load_digits
+
+    images, labels = sklearn_digits()
+    digits = load_digits()
+    assert images.shape == (1797, 8, 8) and labels.dtype.kind == "i"
+    assert np.array_equal(images, digits.images) and np.array_equal(labels, digits.target)

@@ -329,27 +329,31 @@ def encoder_unit_activations_by_layer(
                             positions=positions) for layer in range(len(model.encoder.layers))]
 
 
-def _row_statistics(weights: Tensor, visible: Tensor, self_attention: bool) -> list[dict[str, float]]:
-    """Per head of (h, T_q, T_k) weights, averages over the query rows that see more than one key."""
+def _row_statistics(weights: Tensor, visible: Tensor, self_attention: bool) -> list[list[dict[str, float]]]:
+    """Per batch row and head of (B, h, T_q, T_k) weights, averages over the query rows that see more
+    than one key."""
     n_visible = visible.sum(dim=-1).double()  # (T_q,)
     rows = n_visible > 1
-    w = weights.double()  # (h, T_q, T_k): every head at once, each row reduced as alone
-    entropy = -(w * w.clamp_min(1e-30).log()).sum(dim=-1)  # (h, T_q); 0 log 0 = 0
-    result = {"entropy": (entropy[:, rows] / n_visible[rows].log()).mean(dim=-1),
-              "max weight": w.max(dim=-1).values[:, rows].mean(dim=-1)}
+    w = weights.double()  # (B, h, T_q, T_k): every sentence and head at once, each row reduced as alone
+    entropy = -(w * w.clamp_min(1e-30).log()).sum(dim=-1)  # (B, h, T_q); 0 log 0 = 0
+    result = {"entropy": (entropy[..., rows] / n_visible[rows].log()).mean(dim=-1),
+              "max weight": w.max(dim=-1).values[..., rows].mean(dim=-1)}  # (B, h)
     if self_attention:
         positions = torch.arange(w.shape[-2])
-        result["own"] = w[:, positions, positions][:, rows].mean(dim=-1)
-        previous = torch.cat([torch.zeros(w.shape[0], 1, dtype=w.dtype), w[:, positions[1:], positions[1:] - 1]], dim=1)
-        result["previous"] = previous[:, rows].mean(dim=-1)
+        result["own"] = w[..., positions, positions][..., rows].mean(dim=-1)
+        previous = torch.cat([torch.zeros(*w.shape[:2], 1, dtype=w.dtype), w[..., positions[1:], positions[1:] - 1]],
+                             dim=-1)
+        result["previous"] = previous[..., rows].mean(dim=-1)
     else:
-        result["own"] = result["previous"] = torch.full((w.shape[0],), float("nan"))
-    columns = {name: values.tolist() for name, values in result.items()}
-    return [{name: values[head] for name, values in columns.items()} for head in range(w.shape[0])]
+        result["own"] = result["previous"] = torch.full(w.shape[:2], float("nan"))
+    columns = {name: values.tolist() for name, values in result.items()}  # name -> [B][h]
+    return [[{name: values[b][head] for name, values in columns.items()} for head in range(w.shape[1])]
+            for b in range(w.shape[0])]
 
 
-def head_statistics(maps: AttentionMaps, index: int = 0) -> list[dict[str, object]]:
-    """How focused each head of each layer is, for batch row ``index`` of ``maps``.
+def head_statistics(maps: AttentionMaps, index: int | None = 0) -> list[dict[str, object]]:
+    """How focused each head of each layer is, for batch row ``index`` of ``maps`` (``None``: every
+    batch row, one after another, in one pass: what a batch of sentences of equal lengths needs).
 
     One dict per (attention kind, layer, head), averaged over the query rows that may see more
     than one key (with a causal mask, the first row sees only itself):
@@ -360,19 +364,25 @@ def head_statistics(maps: AttentionMaps, index: int = 0) -> list[dict[str, objec
     * ``own`` and ``previous``: in self-attention, the weight on the query's own position and on
       the position before it (NaN in cross-attention, where queries and keys are different tokens).
 
-    Padding is not removed: pass one unpadded sentence per call.
+    Padding is not removed: pass unpadded sentences (a batch of sentences of one length).
     """
     check_instance("maps", maps, AttentionMaps, "transformer_lib.capture.AttentionMaps")
-    check_int("index", index, minimum=0)
-    rows = []
+    if index is not None:
+        check_int("index", index, minimum=0)
+    per_row: list[list[dict[str, object]]] = []  # per batch row, its dicts in (kind, layer, head) order
     for kind in ("encoder_self", "decoder_self", "cross"):
         for layer, weights in enumerate(getattr(maps, kind)):  # (B, h, T_q, T_k)
-            if not 0 <= index < weights.shape[0]:
+            if index is not None and not 0 <= index < weights.shape[0]:
                 raise ValueError(f"index: expected a batch row in [0, {weights.shape[0]}), got {index}")
+            selected = weights if index is None else weights[index:index + 1]
             n_q, n_k = weights.shape[-2:]
             visible = causal_mask(n_q, n_k) if kind == "decoder_self" else torch.ones(n_q, n_k, dtype=torch.bool)
-            for head, stats in enumerate(_row_statistics(weights[index], visible, kind != "cross")):
-                rows.append({"attention": kind, "layer": layer + 1, "head": head + 1, **stats})
+            for b, heads in enumerate(_row_statistics(selected, visible, kind != "cross")):
+                if b == len(per_row):
+                    per_row.append([])
+                per_row[b] += [{"attention": kind, "layer": layer + 1, "head": head + 1, **stats}
+                               for head, stats in enumerate(heads)]
+    rows = [row for sentence in per_row for row in sentence]
     if not rows:
         raise ValueError("maps: no attention maps to measure")
     return rows

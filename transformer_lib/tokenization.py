@@ -211,9 +211,10 @@ class BPETokenizer:
         for i, merge in enumerate(merges):
             if not isinstance(merge, Merge):
                 raise TypeError(f"merges[{i}]: expected a Merge (from learn_bpe), got {type(merge).__name__}")
-        self.merges = list(merges)
+        self.merges = tuple(merges)  # fixed: tokenize remembers each word's subwords
         self.end_of_word = end_of_word
         self.alphabet = sorted(set(alphabet))
+        self._subwords: dict[str, list[str]] = {}  # word -> tokenize_word(word), for words seen before
 
     @classmethod
     def learn(cls, text: str | Iterable[str], n_merges: int, end_of_word: str | None = END_OF_WORD) -> BPETokenizer:
@@ -241,8 +242,14 @@ class BPETokenizer:
         return list(symbols)
 
     def tokenize(self, sentence: str) -> list[str]:
-        """Subwords of every word of ``sentence``, in order."""
-        return [s for word in check_sentence("sentence", sentence).split() for s in self.tokenize_word(word)]
+        """Subwords of every word of ``sentence``, in order. Each distinct word is split once and
+        remembered: a corpus repeats its few hundred words thousands of times."""
+        subwords = []
+        for word in check_sentence("sentence", sentence).split():
+            if word not in self._subwords:
+                self._subwords[word] = self.tokenize_word(word)
+            subwords += self._subwords[word]
+        return subwords
 
     def detokenize(self, symbols: Sequence[str]) -> str:
         """Inverse of :meth:`tokenize` (needs the end-of-word marker to find word ends)."""

@@ -14,8 +14,12 @@ digits (1,797 greyscale 8x8 images that ship with the package: nothing is downlo
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 
@@ -44,17 +48,27 @@ class DigitSplit:
     test_labels: Tensor
 
 
+def sklearn_digits() -> tuple[np.ndarray, np.ndarray]:
+    """The (1797, 8, 8) images and (1797,) labels of scikit-learn's ``load_digits()``, read from the file
+    scikit-learn ships them in, without importing ``sklearn.datasets``: that loads SciPy and pandas, a
+    second and 100 MB of the chapter's memory (tests/test_vision.py checks it against ``load_digits``)."""
+    spec = importlib.util.find_spec("sklearn")  # a dependency of this chapter only
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("the digits are scikit-learn's: pip install scikit-learn")
+    with gzip.open(Path(spec.origin).parent / "datasets" / "data" / "digits.csv.gz", "rt") as rows:
+        data = np.loadtxt(rows, delimiter=",")  # 64 pixels (0 to 16), then the label
+    return data[:, :-1].reshape(-1, 8, 8), data[:, -1].astype(int)
+
+
 def load_digit_images(n_test: int = 497, seed: int = 0) -> DigitSplit:
     """scikit-learn's 1,797 handwritten digits, shuffled with ``seed``, the last ``n_test`` held out."""
-    from sklearn.datasets import load_digits  # a dependency of this chapter only
-
     check_positive_int("n_test", n_test)
-    digits = load_digits()
-    if n_test >= len(digits.target):
-        raise ValueError(f"n_test: expected fewer than {len(digits.target)} test images, got {n_test}")
-    order = torch.randperm(len(digits.target), generator=torch.Generator().manual_seed(check_int("seed", seed)))
-    images = torch.tensor(digits.images, dtype=torch.float32)[order] / 16.0
-    labels = torch.tensor(digits.target, dtype=torch.long)[order]
+    digit_images, digit_labels = sklearn_digits()
+    if n_test >= len(digit_labels):
+        raise ValueError(f"n_test: expected fewer than {len(digit_labels)} test images, got {n_test}")
+    order = torch.randperm(len(digit_labels), generator=torch.Generator().manual_seed(check_int("seed", seed)))
+    images = torch.tensor(digit_images, dtype=torch.float32)[order] / 16.0
+    labels = torch.tensor(digit_labels, dtype=torch.long)[order]
     cut = len(labels) - n_test
     return DigitSplit(images[:cut], labels[:cut], images[cut:], labels[cut:])
 

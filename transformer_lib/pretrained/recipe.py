@@ -9,9 +9,12 @@ fixed number of steps, by ``tools/train_book_models.py``.
 from __future__ import annotations
 
 import dataclasses
+import gzip
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, ClassVar, Self
 
 import torch
@@ -119,11 +122,34 @@ BOOK_RECIPE = BookRecipe()
 LIVE_RECIPE = BOOK_RECIPE.with_training(batch_size=32, steps=2000)
 
 
+# The book's corpus as make_corpus gives it, stored (package data) by tools/book_corpus.py: generating it
+# takes about half a second of one core, in each chapter that reads it; reading it, a tenth.
+# tests/test_book_corpus.py checks that the stored corpus is what make_corpus generates.
+BOOK_CORPUS_PATH = Path(__file__).with_name("book_corpus.json.gz")
+
+
 @lru_cache(maxsize=4)
 def book_corpus(seed: int = BOOK_RECIPE.seed, n_pairs: int = BOOK_RECIPE.n_pairs) -> Corpus:
-    """The book's corpus: ``make_corpus(seed, n_pairs)`` with the recipe's values. Generated once per
-    process and shared: treat it as read-only."""
+    """The book's corpus: ``make_corpus(seed, n_pairs)`` with the recipe's values (read from its stored
+    copy, ``BOOK_CORPUS_PATH``; other values generate it). Made once per process and shared: treat it
+    as read-only."""
+    if (seed, n_pairs) == (BOOK_RECIPE.seed, BOOK_RECIPE.n_pairs):
+        return _read_corpus(BOOK_CORPUS_PATH)
     return make_corpus(seed, n_pairs=n_pairs)
+
+
+def _write_corpus(corpus: Corpus, path: Path | str) -> None:
+    """Store ``corpus`` as gzipped JSON, which ``_read_corpus`` reads back (mtime 0: the same bytes each time)."""
+    fields = {f.name: getattr(corpus, f.name) for f in dataclasses.fields(corpus)}
+    text = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
+    Path(path).write_bytes(gzip.compress(text.encode(), mtime=0))
+
+
+def _read_corpus(path: Path | str) -> Corpus:
+    """The corpus ``_write_corpus`` stored, with its pairs as tuples again."""
+    fields = json.loads(gzip.decompress(Path(path).read_bytes()))
+    pairs = {name: [tuple(pair) for pair in fields[name]] for name in ("train", "valid", "test", "novel", "held_out")}
+    return Corpus(**{**fields, **pairs, "held_out": tuple(pairs["held_out"])})
 
 
 def book_vocabularies(corpus: Corpus) -> tuple[Vocab, Vocab]:
