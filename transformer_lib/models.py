@@ -12,7 +12,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from collections.abc import Iterable
+from pathlib import Path
 
 import torch
 from torch import Tensor, nn
@@ -321,10 +324,10 @@ def count_parameters(model: nn.Module) -> int:
 
 def parameter_count(config: TransformerConfig) -> int:
     """Parameters of the encoder-decoder ``Transformer`` for ``config``, counted without
-    allocating them (the model is built on PyTorch's "meta" device)."""
+    allocating them: ``parameter_breakdown``'s parts, added up (stored for the configs the book
+    counts, otherwise the model built on the meta device)."""
     _check_config(config)
-    with torch.device("meta"):
-        return count_parameters(Transformer(config))
+    return sum(parameter_breakdown(config).values())
 
 
 COMPONENTS = (
@@ -362,6 +365,28 @@ def parameter_breakdown(config: TransformerConfig) -> dict[str, int]:
     A matrix shared by several parts (section 3.4's tied embeddings) is counted once, under
     the first part that holds it (``named_parameters`` yields a shared tensor once), so the
     values add up to ``models.parameter_count``'s total."""
+    if not isinstance(config, TransformerConfig):
+        raise TypeError(f"config: expected a TransformerConfig, got {type(config).__name__}")
+    stored = json.loads(STORED_BREAKDOWNS.read_text()).get(breakdown_key(config))
+    return {part: stored[part] for part in COMPONENTS} if stored is not None else breakdown_on_meta(config)
+
+
+# The breakdowns of the configs the book counts (the paper's presets), as ``breakdown_on_meta`` computes
+# them, stored by tools/parameter_counts.py and checked by tests/test_parameter_counts.py: on the meta
+# device, the first initialisation imports PyTorch's compiler, a second of a chapter's budget.
+STORED_BREAKDOWNS = Path(__file__).parent / "pretrained" / "parameter_counts.json"
+
+
+def breakdown_key(config: TransformerConfig) -> str:
+    """The key of ``config``'s stored breakdown: its fields as JSON, sorted."""
+    if not isinstance(config, TransformerConfig):
+        raise TypeError(f"config: expected a TransformerConfig, got {type(config).__name__}")
+    return json.dumps(dataclasses.asdict(config), sort_keys=True)
+
+
+def breakdown_on_meta(config: TransformerConfig) -> dict[str, int]:
+    """``parameter_breakdown`` computed: the model built on PyTorch's "meta" device (shapes without
+    storage), its parameters added up by component."""
     if not isinstance(config, TransformerConfig):
         raise TypeError(f"config: expected a TransformerConfig, got {type(config).__name__}")
     with torch.device("meta"):
