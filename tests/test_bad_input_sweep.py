@@ -664,6 +664,8 @@ OTHER_EXEMPT = {
     "optimiser.PaperAdam.add_param_group": "torch.optim.Optimizer's own method, unwrapped: torch checks the group",
     "optimiser.warmup_scheduler": "wraps torch's LambdaLR around an optimizer; its numbers go to transformer_lr",
     "measure.best_time": "times a callable the caller writes (tests/test_measure.py)",
+    "pretrained.recipe.write_corpus": "writes the stored corpus: tests/test_book_corpus.py",
+    "pretrained.recipe.read_corpus": "reads what write_corpus wrote: tests/test_book_corpus.py",
     "checkpoint.save_checkpoint": "writes files: tests/test_checkpoint.py tests its arguments",
     "checkpoint.load_checkpoint": "reads files: tests/test_checkpoint.py tests its arguments",
     "checkpoint.write_atomically": "writes files: tests/test_checkpoint.py",

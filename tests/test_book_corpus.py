@@ -5,11 +5,11 @@ import dataclasses
 
 from transformer_lib.corpus import Corpus, make_corpus
 from transformer_lib.pretrained import BOOK_RECIPE, book_corpus
-from transformer_lib.pretrained.recipe import BOOK_CORPUS_PATH, _read_corpus, _write_corpus
+from transformer_lib.pretrained.recipe import BOOK_CORPUS_PATH, read_corpus, write_corpus
 
 
 def test_the_stored_corpus_is_what_make_corpus_generates():
-    stored = _read_corpus(BOOK_CORPUS_PATH)
+    stored = read_corpus(BOOK_CORPUS_PATH)
     generated = make_corpus(BOOK_RECIPE.seed, n_pairs=BOOK_RECIPE.n_pairs)
     assert isinstance(stored, Corpus)
     for f in dataclasses.fields(Corpus):
@@ -23,8 +23,8 @@ def test_other_values_generate_the_corpus():
 
 def test_a_written_corpus_reads_back_the_same(tmp_path):
     corpus = make_corpus(3, n_pairs=50)
-    _write_corpus(corpus, tmp_path / "corpus.json.gz")
-    assert _read_corpus(tmp_path / "corpus.json.gz") == corpus
+    write_corpus(corpus, tmp_path / "corpus.json.gz")
+    assert read_corpus(tmp_path / "corpus.json.gz") == corpus
     changed = dataclasses.replace(corpus, test=[*corpus.test[:-1], (corpus.test[-1][0], "un autre")])
-    _write_corpus(changed, tmp_path / "changed.json.gz")
-    assert _read_corpus(tmp_path / "changed.json.gz") != corpus
+    write_corpus(changed, tmp_path / "changed.json.gz")
+    assert read_corpus(tmp_path / "changed.json.gz") != corpus

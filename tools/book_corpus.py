@@ -16,12 +16,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from transformer_lib.corpus import make_corpus  # noqa: E402
-from transformer_lib.pretrained.recipe import BOOK_CORPUS_PATH, BOOK_RECIPE, _write_corpus  # noqa: E402
+from transformer_lib.pretrained.recipe import BOOK_CORPUS_PATH, BOOK_RECIPE, write_corpus  # noqa: E402
 
 
 def main() -> None:
     corpus = make_corpus(BOOK_RECIPE.seed, n_pairs=BOOK_RECIPE.n_pairs)
-    _write_corpus(corpus, BOOK_CORPUS_PATH)
+    write_corpus(corpus, BOOK_CORPUS_PATH)
     sizes = ", ".join(f"{name} {len(pairs)}" for name, pairs in corpus.splits().items())
     print(f"wrote {BOOK_CORPUS_PATH} ({BOOK_CORPUS_PATH.stat().st_size:,} bytes): {sizes}, novel {len(corpus.novel)}")
 

@@ -287,8 +287,10 @@ def greedy_exact_check(
     wrong position).
 
     ``stop_below`` (a share, for training's checks): stop as soon as the sentences surely wrong (not
-    exact, not unsure) are already too many for the exact match to reach it, so that a check far from
-    the target costs a batch, not the split. The sentences left unchecked count as unsure: ``highest``
+    exact, not unsure) are already too many for the exact match to reach it. It reads the longest
+    sentences first (the likeliest wrong), the first chunk just large enough to stop on, so that a check
+    far from the target costs a few dozen sentences, not the split. The sentences left unchecked count as
+    unsure: ``highest``
     stays an upper bound (below ``stop_below``), ``lowest`` a lower one; ``checked`` says how many
     were read."""
     check_translation_model(model, src_vocab, tgt_vocab)

@@ -134,19 +134,19 @@ def book_corpus(seed: int = BOOK_RECIPE.seed, n_pairs: int = BOOK_RECIPE.n_pairs
     copy, ``BOOK_CORPUS_PATH``; other values generate it). Made once per process and shared: treat it
     as read-only."""
     if (seed, n_pairs) == (BOOK_RECIPE.seed, BOOK_RECIPE.n_pairs):
-        return _read_corpus(BOOK_CORPUS_PATH)
+        return read_corpus(BOOK_CORPUS_PATH)
     return make_corpus(seed, n_pairs=n_pairs)
 
 
-def _write_corpus(corpus: Corpus, path: Path | str) -> None:
-    """Store ``corpus`` as gzipped JSON, which ``_read_corpus`` reads back (mtime 0: the same bytes each time)."""
+def write_corpus(corpus: Corpus, path: Path | str) -> None:
+    """Store ``corpus`` as gzipped JSON, which ``read_corpus`` reads back (mtime 0: the same bytes each time)."""
     fields = {f.name: getattr(corpus, f.name) for f in dataclasses.fields(corpus)}
     text = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
     Path(path).write_bytes(gzip.compress(text.encode(), mtime=0))
 
 
-def _read_corpus(path: Path | str) -> Corpus:
-    """The corpus ``_write_corpus`` stored, with its pairs as tuples again."""
+def read_corpus(path: Path | str) -> Corpus:
+    """The corpus ``write_corpus`` stored, with its pairs as tuples again."""
     fields = json.loads(gzip.decompress(Path(path).read_bytes()))
     pairs = {name: [tuple(pair) for pair in fields[name]] for name in ("train", "valid", "test", "novel", "held_out")}
     return Corpus(**{**fields, **pairs, "held_out": tuple(pairs["held_out"])})
@@ -175,7 +175,7 @@ def _exact_match_reaching(target: float, split: str, corpus: Corpus, src_vocab: 
     exactly right; if even counting every near-tie as right they fall short of ``target``, that is
     the score (without BLEU). Otherwise greedy decoding scores the split, as ``exact_match_on``.
     The check stops reading as soon as the sentences surely wrong put the target out of reach (early
-    in training, after its first batch); the score is then a bound, ``{split}_exact_match_at_most``."""
+    in training, after its first chunk); the score is then a bound, ``{split}_exact_match_at_most``."""
     pairs, decoded = corpus.splits()[split], exact_match_on(split, corpus, src_vocab, tgt_vocab)
 
     def evaluate(model: nn.Module) -> dict[str, float]:
