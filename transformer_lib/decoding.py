@@ -359,17 +359,9 @@ def beam_search(
 
 
 @torch.inference_mode()
-def sample_decode(
-    model: Seq2SeqModel,
-    src_ids: Tensor,
-    special: SpecialIds,
-    *,
-    max_len: int,
-    temperature: float = 1.0,
-    top_k: int | None = None,
-    top_p: float | None = None,
-    generator: torch.Generator | None = None,
-) -> list[list[int]]:
+def sample_decode(model: Seq2SeqModel, src_ids: Tensor, special: SpecialIds, *, max_len: int, temperature: float = 1.0,
+                  top_k: int | None = None, top_p: float | None = None,
+                  generator: torch.Generator | None = None) -> list[list[int]]:
     """Draw each next token from softmax(logits / temperature), restricted to the ``top_k``
     most probable tokens if ``top_k`` is given, and to the nucleus of ``top_p`` (the smallest
     set of most probable tokens whose probability reaches it) if ``top_p`` is given

@@ -114,17 +114,9 @@ def accuracy_by_length(
 
 
 @torch.no_grad()
-def translate_batch(
-    model: Seq2SeqModel,
-    sentences: Sequence[str],
-    src_vocab: Vocab,
-    tgt_vocab: Vocab,
-    *,
-    batch_size: int = 256,
-    beam_size: int = 1,
-    alpha: float = 0.6,
-    max_len: int | None = None,
-) -> list[str]:
+def translate_batch(model: Seq2SeqModel, sentences: Sequence[str], src_vocab: Vocab, tgt_vocab: Vocab, *,
+                    batch_size: int = 256, beam_size: int = 1, alpha: float = 0.6,
+                    max_len: int | None = None) -> list[str]:
     """Translate many sentences, ``batch_size`` at a time (greedy, or beam search if ``beam_size`` > 1).
 
     Sentences of similar length are batched together (less padding); the result keeps
@@ -183,16 +175,8 @@ def score_translations(pairs: Sequence[tuple[str, str]], hypotheses: Sequence[st
                             sources, hypotheses, references)
 
 
-def evaluate_translation(
-    model: Seq2SeqModel,
-    pairs: Sequence[tuple[str, str]],
-    src_vocab: Vocab,
-    tgt_vocab: Vocab,
-    *,
-    batch_size: int = 256,
-    beam_size: int = 1,
-    alpha: float = 0.6,
-) -> EvaluationResult:
+def evaluate_translation(model: Seq2SeqModel, pairs: Sequence[tuple[str, str]], src_vocab: Vocab, tgt_vocab: Vocab,
+                         *, batch_size: int = 256, beam_size: int = 1, alpha: float = 0.6) -> EvaluationResult:
     """Translate the sources of ``pairs`` and score them against the targets (``score_translations``)."""
     check_translation_model(model, src_vocab, tgt_vocab)
     pairs = check_pairs("pairs", pairs)
@@ -265,16 +249,9 @@ def _padded(rows: list[list[int]], pad_id: int) -> Tensor:
 
 
 @torch.no_grad()
-def greedy_exact_check(
-    model: Seq2SeqModel,
-    pairs: Sequence[tuple[str, str]],
-    src_vocab: Vocab,
-    tgt_vocab: Vocab,
-    *,
-    batch_size: int = 256,
-    tolerance: float = 1e-3,
-    stop_below: float | None = None,
-) -> GreedyExactCheck:
+def greedy_exact_check(model: Seq2SeqModel, pairs: Sequence[tuple[str, str]], src_vocab: Vocab, tgt_vocab: Vocab,
+                       *, batch_size: int = 256, tolerance: float = 1e-3,
+                       stop_below: float | None = None) -> GreedyExactCheck:
     """Which of ``pairs`` greedy decoding (``translate_batch``) would translate exactly, without decoding.
 
     Greedy decoding writes the reference y_1 ... y_n <eos> exactly if and only if, at each position
