@@ -7,7 +7,11 @@ Each notebook runs top to bottom in a fresh ``python3`` kernel (nbclient), from 
 importing ``transformer_lib`` from this checkout. ``store_widget_state=True`` writes the widgets'
 state into the notebook metadata, which is what lets the built book draw them without a kernel.
 The kernel sees ``TRANSFORMER_BOOK_BUILD=1``, so bertviz views load their libraries from the
-book's static folder instead of carrying them (``transformer_lib.figures.bertviz``).
+book's static folder instead of carrying them (``transformer_lib.figures.bertviz``), and
+``OMP_NUM_THREADS=1``: the stored outputs are computed as Binder's one-CPU reader runs them, so the
+times a page prints (chapter 7's training) are the ones the performance appendix budgets. On the
+2-core machine that executes them, two threads trained chapter 7's model slower than one (27 to 29 ms
+a step against 16 to 21, OMP_WAIT_POLICY=PASSIVE, as the chapter sets it).
 
 A markdown cell's inline expressions (``{eval}`name```, the numbers the prose quotes: see
 ``transformer_lib.prose``) are evaluated in the kernel at the cell's place in the run, and their results
@@ -166,6 +170,7 @@ def main() -> int:
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     os.environ["PYTHONHASHSEED"] = "0"
     os.environ["TRANSFORMER_BOOK_BUILD"] = "1"
+    os.environ["OMP_NUM_THREADS"] = "1"  # as a Binder reader's one CPU (see above)
     too_big = []
     for path in [p.resolve() for p in args.paths] or notebooks():
         size = execute(path, args.timeout)
