@@ -65,29 +65,39 @@ def html_pages(site: Path) -> list[Path]:
     return sorted(p for p in site.rglob("*.html") if not {"_static", "_sources"} & set(p.relative_to(site).parts))
 
 
+def minimal_page(folder: Path, title: str, body: str, scripts: tuple[str, ...]) -> Path:
+    """``folder/index.html``: ``body`` with the book's plotly, the page scripts ``scripts`` (names in
+    ``_static/live``, which the page files are written into) and the explorers' stylesheet, linked as the
+    book's build links them; returns ``folder``. The caller writes the model files the body needs."""
+    from transformer_lib.browser.page import write_page_files
+
+    static = folder / "_static"
+    write_page_files(static / "live")
+    plotly = static / "vendor" / "plotly"
+    plotly.mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "book" / "_static" / "vendor" / "plotly" / "plotly-book.min.js", plotly)
+    tags = "".join(f'<script src="_static/{s}"></script>' for s in (
+        "vendor/plotly/plotly-book.min.js", *(f"live/{name}" for name in scripts)))
+    (folder / "index.html").write_text(
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+        '<link rel="icon" href="data:,">'
+        f'<link rel="stylesheet" href="_static/live/explorers.css">{tags}</head><body style="max-width:60em">'
+        f'{body}</body></html>'
+    )
+    return folder
+
+
 def live_test_page(folder: Path) -> Path:
     """A minimal page with both live explorers, the same scripts as the book and the model file
     written as the book's build writes it; returns ``folder`` (serve it). Faster than a book build."""
     from transformer_lib.browser.model import write_book_model
-    from transformer_lib.browser.page import LIVE_SCRIPTS, live_explorer_html, write_page_files
+    from transformer_lib.browser.page import LIVE_SCRIPTS, live_explorer_html
 
-    static = folder / "_static"
-    write_page_files(static / "live")
-    write_book_model(static / "live")
-    plotly = static / "vendor" / "plotly"
-    plotly.mkdir(parents=True, exist_ok=True)
-    shutil.copy(ROOT / "book" / "_static" / "vendor" / "plotly" / "plotly-book.min.js", plotly)
-    scripts = "".join(f'<script src="_static/{s}"></script>' for s in (
-        "vendor/plotly/plotly-book.min.js", *(f"live/{name}" for name in LIVE_SCRIPTS)))
-    (folder / "index.html").write_text(
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>live explorers</title>'
-        '<link rel="icon" href="data:,">'
-        f'<link rel="stylesheet" href="_static/live/explorers.css">{scripts}</head><body style="max-width:60em">'
-        f'{live_explorer_html("attention", sentence="", result=None)}'
-        f'{live_explorer_html("positional", d_model=64, dims=[0, 7], positions=[0, 50])}'
-        f'{live_explorer_html("stepper", sentence="", beam=1, result=None)}</body></html>'
-    )
-    return folder
+    write_book_model(folder / "_static" / "live")
+    body = (f'{live_explorer_html("attention", sentence="", result=None)}'
+            f'{live_explorer_html("positional", d_model=64, dims=[0, 7], positions=[0, 50])}'
+            f'{live_explorer_html("stepper", sentence="", beam=1, result=None)}')
+    return minimal_page(folder, "live explorers", body, LIVE_SCRIPTS)
 
 
 def model_explorer_page(folder: Path) -> str:

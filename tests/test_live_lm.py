@@ -259,24 +259,10 @@ def test_the_page_refuses_bad_settings_in_words(files: Path) -> None:
 def lm_test_page(folder: Path, explorer_html: str) -> Path:
     """A minimal page holding the language-model explorer's HTML (as the kernel writes it), with the
     scripts the book's build adds to chapter 8 and the model files it writes; returns ``folder``."""
-    from transformer_lib.browser.page import write_page_files
+    from .book_browser import minimal_page
 
-    from .book_browser import ROOT
-
-    static = folder / "_static"
-    write_page_files(static / "live")
-    write_book_lm(static / "live")
-    plotly = static / "vendor" / "plotly"
-    plotly.mkdir(parents=True, exist_ok=True)
-    shutil.copy(ROOT / "book" / "_static" / "vendor" / "plotly" / "plotly-book.min.js", plotly)
-    scripts = "".join(f'<script src="_static/{s}"></script>' for s in (
-        "vendor/plotly/plotly-book.min.js", *(f"live/{name}" for name in (*LIVE_SCRIPTS, *LM_SCRIPTS))))
-    (folder / "index.html").write_text(
-        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>language model explorer</title>'
-        '<link rel="icon" href="data:,">'
-        f'<link rel="stylesheet" href="_static/live/explorers.css">{scripts}</head><body style="max-width:60em">'
-        f'{explorer_html}</body></html>')
-    return folder
+    write_book_lm(folder / "_static" / "live")
+    return minimal_page(folder, "language model explorer", explorer_html, (*LIVE_SCRIPTS, *LM_SCRIPTS))
 
 
 # ---------------------------------------------------------------- the explorer: kernel and page agree
