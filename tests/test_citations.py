@@ -3,9 +3,11 @@
 jupyterlab-myst reads no .bib: a ``{cite}`` role showed in JupyterLab as its key, "Citation Not
 Found". The chapters cite with Markdown links written from book/references.bib. The fast tests
 hold every page of book/ to that: no role left, every link's key in the .bib, its text the .bib's
-authors and year, its tooltip the work's title, and every work of the .bib cited (the bibliography
-page lists them all, ``:all:``). The last test reads the built book: every citation link lands on
-an entry of the bibliography page.
+authors and year, its tooltip the work's title, and every work of the .bib cited. The bibliography
+page holds the entries as Markdown, as tools/citations.py writes them from the .bib now (jupyterlab-myst
+renders no ``{bibliography}`` directive: a reader who followed a citation in JupyterLab found an empty
+page). The last test reads the built book: every citation link lands on an entry of the bibliography
+page.
 """
 
 from __future__ import annotations
@@ -67,7 +69,31 @@ def test_every_link_to_the_bibliography_is_a_citation_link() -> None:
 def test_the_bibliography_lists_the_works_cited_and_no_other() -> None:
     cited = {link["key"] for text in PAGES.values() for link in citations.LINK.finditer(text)}
     assert set(WORKS) == cited, f"in references.bib but cited nowhere: {sorted(set(WORKS) - cited)}"
-    assert re.search(r"```\{bibliography\}\n:all:\n```", PAGES["bibliography.md"])
+    page = PAGES["bibliography.md"]
+    listed = re.findall(r"^\((\w+)\)=\n\*\*(.+?)\.\*\* ", page, re.M)
+    assert sorted(key for key, _ in listed) == sorted(WORKS), "the page lists other works than the .bib"
+    for key, label in listed:
+        assert label == f"{WORKS[key].authors}, {WORKS[key].year}", f"{key}: listed as {label!r}"
+    assert "{bibliography}" not in page  # a directive jupyterlab-myst does not render
+
+
+def test_the_bibliography_page_is_written_from_the_bib_as_it_is() -> None:
+    """Edit references.bib without running tools/citations.py and the page would list the old entries."""
+    page = PAGES["bibliography.md"]
+    assert citations.bibliography_page(page) == page, "run `python tools/citations.py` to write the entries anew"
+
+
+def test_a_bibliography_entry_is_its_key_its_citation_text_and_the_reference() -> None:
+    entries = citations.bibliography_entries().split("\n\n")
+    assert len(entries) == len(WORKS)
+    vaswani = next(e for e in entries if e.startswith("(vaswani2017attention)="))
+    assert vaswani.startswith("(vaswani2017attention)=\n**Vaswani et al., 2017.** Ashish Vaswani, Noam Shazeer")
+    assert "Attention is all you need. In *Advances in Neural Information Processing Systems 30*" in vaswani
+    assert "\\" not in "".join(entries), "an escape of pybtex's Markdown left in an entry"
+    labels = [e.split("**")[1] for e in entries]
+    assert labels == sorted(labels), "ordered by the text the chapters cite them by"
+    with pytest.raises(ValueError, match="no line"):
+        citations.bibliography_page("# Bibliography\n")  # the marker removed: nothing is written blindly
 
 
 def test_author_year_text_from_the_bib() -> None:
@@ -103,9 +129,9 @@ def test_built_citation_links_land_on_bibliography_entries(site: Path) -> None:
     the bibliography page that holds the entry of that work; every chapter keeps all its links."""
     bibliography = (site / "book" / "bibliography.html").read_text()
     for key, work in WORKS.items():
-        entry = re.search(rf'<div class="citation" id="{re.escape(key)}"[^>]*>(.*?)</div>', bibliography, re.S)
+        entry = re.search(rf'<p id="{re.escape(key)}"><strong>(.*?)</strong>(.*?)</p>', bibliography, re.S)
         assert entry, f"bibliography.html: no entry with the anchor {key!r}"
-        assert work.authors.split()[0] in entry[1], f"{key}: the entry {entry[1][:200]!r}"
+        assert entry[1] == f"{work.authors}, {work.year}.", f"{key}: the entry {entry[0][:200]!r}"
     for page in html_pages(site):
         html = page.read_text()
         hrefs = re.findall(r'href="bibliography\.html#([^"]+)"', html)

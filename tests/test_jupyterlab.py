@@ -344,3 +344,33 @@ def test_chapters_link_to_each_other_with_links_jupyterlab_can_open() -> None:
         assert not re.findall(r"\{(?:ref|doc|numref)\}`", text), f"{chapter}: a role JupyterLab cannot resolve"
         for target in re.findall(r"\]\(([^)#:]+\.(?:ipynb|md))(?:#[^)]*)?\)", text):
             assert (ROOT / "book" / target).is_file(), f"{chapter}: a link to {target}, which book/ lacks"
+
+
+def test_a_citation_opens_the_bibliography_with_its_entries(lab: str, browser) -> None:
+    """A reader who follows a citation in JupyterLab lands on bibliography.md, rendered by jupyterlab-myst:
+    it must show every work of references.bib, by the author-year text the chapters cite it with, each
+    entry carrying its key as its anchor (its Markdown is written by tools/citations.py: a ``{bibliography}``
+    directive, which jupyterlab-myst does not render, showed an empty page)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT))
+    from tools import citations  # tools/ is a folder of scripts, not an installed package
+
+    sys.path.remove(str(ROOT))
+    url, token = lab.split("|")
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{url}/lab/tree/book/01_rnn_limits.ipynb?reset&token={token}", wait_until="load")
+    link = page.locator('a[href*="bibliography.md"][href*="#"]').first  # JupyterLab adds ?_xsrf=... before the #
+    link.wait_for(timeout=120_000)
+    key = link.get_attribute("href").rsplit("#", 1)[1]
+    link.scroll_into_view_if_needed()
+    link.click()
+    entry = page.locator(f'.jp-MarkdownViewer [id="{key}"]')
+    entry.wait_for(timeout=60_000)
+    shown = page.locator(".jp-MarkdownViewer").inner_text()
+    works = citations.works()
+    missing = [w.key for w in works.values() if f"{w.authors}, {w.year}." not in shown]
+    assert not missing, f"bibliography.md in JupyterLab does not show {missing}"
+    assert entry.inner_text().startswith(f"{works[key].authors}, {works[key].year}.")
+    assert "{bibliography}" not in shown
+    page.close()

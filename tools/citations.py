@@ -6,11 +6,17 @@ text is the author and the year, and whose title (the tooltip) is the work's tit
 
     ([Vaswani et al., 2017](bibliography.md#vaswani2017attention "Attention Is All You Need"))
 
-JupyterLab shows it as it is; the book's build (book/_ext/citation_links.py) points it at the
-work's entry on the bibliography page, whose anchor is the key. This module is the one place that
-writes that text: ``python tools/citations.py`` turns every ``{cite}`` / ``{cite:t}`` role of the
-book's notebooks and Markdown pages into such links (run it again after writing a new ``{cite}``;
-a second run changes nothing), and tests/test_citations.py holds every link to this module.
+The bibliography page (``book/bibliography.md``) holds its entries as Markdown, written here from
+the .bib too: jupyterlab-myst renders no ``{bibliography}`` directive either, so a reader who
+followed a citation in JupyterLab found an empty page. Each entry is a target named by its key (the
+anchor of the citation links, in the book and in JupyterLab), the author-year text the chapters cite
+it by, then the reference in pybtex's ``unsrt`` style.
+
+This module is the one place that writes that text: ``python tools/citations.py`` turns every
+``{cite}`` / ``{cite:t}`` role of the book's notebooks and Markdown pages into such links and
+rewrites the bibliography's entries (run it again after writing a new ``{cite}`` or editing the
+.bib; a second run changes nothing), and tests/test_citations.py holds every link and the page to
+this module.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pybtex.database import parse_file
+from pybtex.plugin import find_plugin
 from pybtex.richtext import Text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,6 +141,44 @@ def convert_file(path: Path, known: dict[str, Work]) -> bool:
     return True
 
 
+# The bibliography page's entries follow this line; above it, what the page says of itself.
+ENTRIES_MARKER = ("<!-- The entries below are written from references.bib by tools/citations.py: edit the .bib, "
+                  "then run it. -->")
+_ESCAPED = re.compile(r"\\([.()\-:!])")  # pybtex's Markdown escapes, where Markdown needs none
+
+
+def bibliography_entries(bib: Path = BIB) -> str:
+    """Every work of the .bib as the bibliography page lists it, ordered by its author-year text: a
+    target named by its key, then a paragraph "**Vaswani et al., 2017.** Ashish Vaswani, ... 2017."."""
+    known = works(bib)
+    style = find_plugin("pybtex.style.formatting", "unsrt")()
+    markdown = find_plugin("pybtex.backends", "markdown")()
+    formatted = {entry.key: entry.text.render(markdown) for entry in style.format_entries(
+        parse_file(str(bib)).entries.values())}
+    entries = []
+    for work in sorted(known.values(), key=lambda w: (w.authors, w.year, w.title)):
+        reference = _ESCAPED.sub(r"\1", " ".join(formatted[work.key].split()))  # one line
+        entries.append(f"({work.key})=\n**{work.authors}, {work.year}.** {reference}")
+    return "\n\n".join(entries) + "\n"
+
+
+def bibliography_page(current: str, bib: Path = BIB) -> str:
+    """The bibliography page ``current`` with its entries written anew from the .bib."""
+    if ENTRIES_MARKER not in current:
+        raise ValueError(f"{BIBLIOGRAPHY_PAGE}: no line {ENTRIES_MARKER!r} to write the entries after")
+    return current[:current.index(ENTRIES_MARKER) + len(ENTRIES_MARKER)] + "\n\n" + bibliography_entries(bib)
+
+
+def write_bibliography(page: Path = BOOK / BIBLIOGRAPHY_PAGE) -> bool:
+    """Rewrite the bibliography page's entries; True if they changed."""
+    original = page.read_text(encoding="utf-8")
+    new = bibliography_page(original)
+    if new == original:
+        return False
+    page.write_text(new, encoding="utf-8")
+    return True
+
+
 def book_pages(book: Path = BOOK) -> list[Path]:
     return sorted([*book.glob("*.ipynb"), *book.glob("*.md")])
 
@@ -143,6 +188,8 @@ def main() -> None:
     for path in book_pages():
         if convert_file(path, known):
             print(f"converted {path.relative_to(ROOT)}")
+    if write_bibliography():
+        print(f"wrote the entries of book/{BIBLIOGRAPHY_PAGE}")
 
 
 if __name__ == "__main__":

@@ -6,10 +6,11 @@ as its key, "Citation Not Found")::
 
     [Vaswani et al., 2017](bibliography.md#vaswani2017attention "Attention Is All You Need")
 
-myst-parser resolves ``page.md#fragment`` only to a heading of that page, and a bibliography entry
-is no heading. This post-transform runs first: a link to the page of the ``{bibliography}``
-directive whose fragment is a key of the .bib becomes a link to that work's entry, whose anchor
-is the key (``bibtex_cite_id: "{key}"`` in _config.yml). A key the bibliography does not list is a
+The bibliography page lists the entries as Markdown, written by the same tool: each is a MyST
+target named by the work's key, ``(vaswani2017attention)=``, then its paragraph. myst-parser
+resolves ``page.md#fragment`` only to a heading of that page, and an entry is no heading. This
+post-transform runs first: a link to the bibliography page whose fragment is the name of a target
+on that page becomes a link to the target's anchor. A fragment the page has no target for is a
 warning, so the build (-W) fails on it.
 """
 
@@ -23,26 +24,28 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
+BIBLIOGRAPHY = "book/bibliography"  # the page's document name
+
 
 class CitationLinks(SphinxPostTransform):
     default_priority = 8  # before myst-parser's resolver (9), which would look for a heading
 
     def run(self, **kwargs) -> None:
-        domain = self.env.get_domain("cite")
-        entries = {(c.bibliography_key.docname, c.key): c.citation_id for c in domain.citations}
-        pages = {docname for docname, _ in entries}
+        # every target of the page: (its name) -> its anchor
+        anchors = {name: anchor for name, (docname, anchor) in self.env.get_domain("std").anonlabels.items()
+                   if docname == BIBLIOGRAPHY}
         for ref in list(self.document.findall(addnodes.pending_xref)):
-            if ref.get("reftype") != "myst" or ref.get("reftarget") not in pages or not ref.get("reftargetid"):
+            if ref.get("reftype") != "myst" or ref.get("reftarget") != BIBLIOGRAPHY or not ref.get("reftargetid"):
                 continue
-            page, key = ref["reftarget"], ref["reftargetid"]
-            if (page, key) not in entries:
-                logger.warning(f"citation link to {key!r}: the bibliography of {page!r} lists no such work",
-                               location=ref)
+            key = ref["reftargetid"]
+            if key not in anchors:
+                logger.warning(f"citation link to {key!r}: the bibliography lists no such work "
+                               "(python tools/citations.py writes its entries from references.bib)", location=ref)
                 ref.replace_self(ref.children)
                 continue
             link = nodes.reference("", "", internal=True, classes=["citation-link"],
-                                   refuri=self.app.builder.get_relative_uri(self.env.docname, page)
-                                   + "#" + entries[page, key])
+                                   refuri=self.app.builder.get_relative_uri(self.env.docname, BIBLIOGRAPHY)
+                                   + "#" + anchors[key])
             if ref.get("title"):
                 link["reftitle"] = ref["title"]
             link += ref.children

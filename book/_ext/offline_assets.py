@@ -44,9 +44,6 @@ PLOTLY_DEFAULTS = "plotly-config.js"  # no "Share chart..." (an upload to plotly
 READER_CSS = "reader.css"  # long names break, code wraps, nothing widens a phone's page
 # The theme's FontAwesome *script* (1.5 MB on every page) only swaps the icons' <i> elements for
 # SVG; the theme's CSS already draws the same icons with FontAwesome's web fonts.
-# docutils marks the bibliography role="list" with entries that are not list items; screen readers
-# (and axe-core) expect list items in a list: the entries keep their role="doc-biblioentry".
-CITATION_LIST = '<div role="list" class="citation-list">'
 FONTAWESOME_SCRIPT = re.compile(r'\s*<script defer src="[^"]*_static/scripts/fontawesome\.js\?[^"]*"></script>')
 SEARCH_SCRIPTS = re.compile(r'\s*<script src="[^"]*_static/searchtools\.js"></script>'
                             r'\s*<script src="[^"]*_static/language_data\.js"></script>'
@@ -169,14 +166,13 @@ def _is_mathjax(app: Sphinx, script: object) -> bool:
 def fix_written_pages(app: Sphinx, exception: Exception | None) -> None:
     """Take the theme's FontAwesome script out of every page, and its search scripts out of every
     page but the search page (its template adds both, not a script list this extension could
-    filter); the icons still draw, from the theme's CSS and web fonts. And drop the bibliography's
-    role="list" (``CITATION_LIST``)."""
+    filter); the icons still draw, from the theme's CSS and web fonts."""
     if exception is not None or app.builder.format != "html":
         return
     search_box = str(app.config.html_theme_options.get("search_as_you_type", False)).lower() == "true"
     for page in Path(app.outdir).rglob("*.html"):
         text = page.read_text(encoding="utf-8")
-        lighter = FONTAWESOME_SCRIPT.sub("", text).replace(CITATION_LIST, '<div class="citation-list">')
+        lighter = FONTAWESOME_SCRIPT.sub("", text)
         if not search_box and page != Path(app.outdir) / "search.html":
             lighter = SEARCH_SCRIPTS.sub("", lighter)
         if lighter != text:
