@@ -167,6 +167,7 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
         ('attention.padding_mask', 'ids'),
     ]),
     **_each({'empty': EMPTY, 'its first item twice': REPEATED}, [
+        ('browser.page.page_scripts', 'kinds'),  # a page without explorers; a page with two of one kind
         ('browser.page.translation_payload', 'notes'),
         ('corpus.make_corpus', 'held_out'),
         ('decoding.next_token_logits', 'banned'),

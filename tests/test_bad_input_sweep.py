@@ -426,6 +426,7 @@ CALLS = {
         src=SRC.clone(), tgt_in=TGT.clone())),
     "browser.page.live_explorer_html": lambda: (live_explorers.live_explorer_html, dict(
         kind="positional", d_model=8, dims=[0, 3], positions=[0, 10])),
+    "browser.page.page_scripts": lambda: (live_explorers.page_scripts, dict(kinds=["attention", "stepper"])),
     "models.DecoderOnlyCache": lambda: (models.DecoderOnlyCache, dict(caches=[multi_head_attention.KVCache()])),
     "residual.without_residuals": lambda: (residual.without_residuals, dict(model=models.Transformer(CONFIG))),
     "rnn.VanillaRNN": lambda: (rnn.VanillaRNN, dict(input_size=4, hidden_size=5, recurrent_scale=0.5)),

@@ -24,6 +24,8 @@ import re
 from pathlib import Path
 from urllib.parse import urlparse
 
+import pytest
+
 from .book_browser import ROOT, html_pages, serve
 
 SCREENSHOTS = ROOT / "screenshots"
@@ -271,3 +273,36 @@ def test_every_page_names_both_licences_and_the_root_page_links_the_favicon(site
     has_pdf = (site / "_static" / "the-transformer-computed.pdf").is_file()
     assert ("the-transformer-computed.pdf\"" in intro) == has_pdf
     assert ("(not part of this build)" in intro) != has_pdf
+
+
+def test_a_page_loads_the_scripts_of_its_explorers_and_no_other() -> None:
+    """browser.page.page_scripts: each kind's scripts and the shared ones, in load order; the positional
+    explorer alone runs no model (chapter 3 loads no book-model.js); a page without explorers loads none."""
+    from transformer_lib.browser.page import KINDS, LIVE_SCRIPTS, LM_SCRIPTS, page_scripts
+
+    order = (*LIVE_SCRIPTS, *LM_SCRIPTS)
+    assert page_scripts([]) == ()
+    assert page_scripts(["positional"]) == ("book-text.js", "explorers.js", "positional-explorer.js")
+    assert page_scripts(["attention", "stepper", "attention"]) == (
+        "book-text.js", "book-model.js", "heatmap-canvas.js", "explorers.js", "book-trace.js", "stepper.js")
+    every = page_scripts(KINDS)
+    assert every == order, "every script serves some kind of explorer, and loads in the list's order"
+    for kind in KINDS:
+        scripts = page_scripts([kind])
+        assert list(scripts) == sorted(scripts, key=order.index)
+    with pytest.raises(ValueError, match=r"kinds\[0\]"):
+        page_scripts(["attentoin"])
+
+
+def test_each_built_page_loads_the_scripts_of_the_explorers_it_holds(site: Path) -> None:
+    """The build (book/_ext/offline_assets.py) gives each page page_scripts of the explorers in it."""
+    from transformer_lib.browser.page import page_scripts
+
+    pages = 0
+    for page in html_pages(site):
+        text = page.read_text()
+        kinds = set(re.findall(r'<div class="tc-live" data-explorer="(\w+)"', text))
+        loaded = tuple(re.findall(r'<script src="[^"]*_static/live/([\w-]+\.js)', text))
+        assert loaded == page_scripts(kinds), f"{page.name}: loads {loaded} for {sorted(kinds)}"
+        pages += bool(kinds)
+    assert pages >= 5, f"{pages} pages with an explorer (chapters 3, 4, 6, 7 and 8 when this was written)"

@@ -54,8 +54,8 @@ MATHJAX_HUB_SHIM = "mathjax-hub-shim.js"
 WIDGET_MANAGER = "html-manager/embed.js"
 PLOTLY_MARKER = "Plotly.newPlot"
 LIVE_MARKER = 'class="tc-live"'  # transformer_lib.browser.page.live_explorer_html
-LM_MARKER = 'data-explorer="lm"'  # chapter 8's language-model explorer (transformer_lib.browser.lm_explorer)
-LIVE_FOLDER = "live/"  # the page files under _static (transformer_lib.browser.page: LIVE_SCRIPTS, LM_SCRIPTS)
+EXPLORER_KIND = re.compile(r'<div class="tc-live" data-explorer="(\w+)"')  # each explorer the page holds
+LIVE_FOLDER = "live/"  # the page files under _static (transformer_lib.browser.page.page_scripts)
 LIVE_CSS = LIVE_FOLDER + "explorers.css"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -116,16 +116,14 @@ def add_page_scripts(app: Sphinx, pagename: str, templatename: str, context: dic
     live = _has_live_explorer(context)
     widgets = _loads_widgets(context) and WIDGET_VIEW in context.get("body", "")
     if live:
-        from transformer_lib.browser.page import LIVE_SCRIPTS, LM_SCRIPTS
+        from transformer_lib.browser.page import page_scripts
         from transformer_lib.browser.theme import THEME_ID, theme_json
 
         # the build's theme, which the scripts prefer to the copy stored in an explorer's output
         app.add_js_file(None, body=theme_json(), type="application/json", id=THEME_ID, priority=509)
-        for priority, script in enumerate(LIVE_SCRIPTS, start=510):  # after plotly.js, in the list's order
+        kinds = set(EXPLORER_KIND.findall(context.get("body", "")))
+        for priority, script in enumerate(page_scripts(kinds), start=510):  # after plotly.js, in load order
             app.add_js_file(LIVE_FOLDER + script, priority=priority)
-        if LM_MARKER in context.get("body", ""):  # only on a page that holds it, after the others
-            for priority, script in enumerate(LM_SCRIPTS, start=510 + len(LIVE_SCRIPTS)):
-                app.add_js_file(LIVE_FOLDER + script, priority=priority)
         app.add_css_file(LIVE_CSS)
     if _draws_plotly(context) or live:
         # priority 200: a plain script in the head, before the widget manager (500) runs saved outputs.

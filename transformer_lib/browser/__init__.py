@@ -1,8 +1,9 @@
 """The book in the reader's browser, one package for the Python and the JavaScript side.
 
 * ``model``: the trained models written for the page (weights and a JSON manifest under a stem);
-* ``page``: an explorer's HTML for the static book, the page's files (``write_page_files``) and the
-  one list of its scripts in load order (``LIVE_SCRIPTS``, ``LM_SCRIPTS``);
+* ``page``: an explorer's HTML for the static book, the page's files (``write_page_files``), the
+  one list of its scripts in load order (``LIVE_SCRIPTS``, ``LM_SCRIPTS``) and those a page with
+  given explorers loads (``page_scripts``);
 * ``theme``: the theme and messages the page reads, written once, by Python;
 * ``live``: what every explorer of JupyterLab shares (``LiveExplorer``: its two views, its messages,
   callbacks that never raise);

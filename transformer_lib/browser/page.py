@@ -13,7 +13,7 @@ the scripts to the pages that hold one, and writes the model files the page load
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 
@@ -22,7 +22,7 @@ from ..decoding import Translation
 from ..figures.positions import check_positional_settings
 from ..html_embed import json_for_script
 from ..tokenization import Vocab
-from ..validation import check_choice, check_instance, check_token_list
+from ..validation import check_choice, check_instance, check_iterable, check_token_list
 from ..validation_models import check_spells
 from .theme import MESSAGES, THEME_FILE, theme_json
 
@@ -33,6 +33,29 @@ KINDS = ("attention", "positional", "lm", "stepper", "model")
 LIVE_SCRIPTS = ("book-text.js", "book-model.js", "heatmap-canvas.js", "explorers.js", "positional-explorer.js",
                 "book-trace.js", "stepper.js", "book-activations.js", "model-explorer.js")
 LM_SCRIPTS = ("book-lm.js", "lm-explorer.js")  # after LIVE_SCRIPTS, on the page with chapter 8's explorer
+# A page loads the scripts its explorers need, not all of them (a chapter's first visit has a weight
+# budget, benchmarks/page_weight.py): these two on every page with an explorer (the theme, the messages
+# and the reader's text; explorers.js, which starts every explorer), and each kind's own: all but the
+# positional explorer run the book's model (book-model.js).
+SHARED_SCRIPTS = ("book-text.js", "explorers.js")
+EXPLORER_SCRIPTS = {
+    "attention": ("book-model.js", "heatmap-canvas.js"),
+    "positional": ("positional-explorer.js",),
+    "stepper": ("book-model.js", "book-trace.js", "stepper.js"),
+    "model": ("book-model.js", "book-activations.js", "model-explorer.js"),
+    "lm": ("book-model.js", *LM_SCRIPTS),
+}
+
+
+def page_scripts(kinds: Iterable[str]) -> tuple[str, ...]:
+    """The scripts a page holding explorers of ``kinds`` loads, in load order (``LIVE_SCRIPTS``, then
+    ``LM_SCRIPTS``); none for a page without explorers."""
+    kinds = list(check_iterable("kinds", kinds, "explorer kinds (str)"))
+    for i, kind in enumerate(kinds):
+        check_instance(f"kinds[{i}]", kind, str, f"an explorer kind, one of {KINDS}")
+        check_choice(f"kinds[{i}]", kind, KINDS)
+    needed = set(SHARED_SCRIPTS if kinds else ()).union(*(EXPLORER_SCRIPTS[kind] for kind in kinds))
+    return tuple(script for script in (*LIVE_SCRIPTS, *LM_SCRIPTS) if script in needed)
 
 
 def _rounded(values: object) -> object:

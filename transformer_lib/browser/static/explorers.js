@@ -12,7 +12,7 @@
  * attention_figure and transformer_lib.figures.positions' positional_encoding_figure, described in
  * plotly's form; the attention maps are drawn on a canvas by heatmap-canvas.js (fast enough to redraw
  * at every Enter), the other figures with the book's copy of plotly.js. Their font, palette, axis style, colour scales and toolbar, and the
- * messages, are the page's theme (transformer_lib.browser.theme, read through bookModel.theme()):
+ * messages, are the page's theme (transformer_lib.browser.theme, read through bookText.theme()):
  * nothing of the book's look is copied here. Outside a page (Node, in the tests) the functions that
  * compute are window.tcExplorers.
  *
@@ -24,7 +24,7 @@
 
   // The book's plotly template (transformer_lib.figures.display.BOOK_TEMPLATE), toolbar (its
   // PLOTLY_CONFIG: no "Share chart...", which uploads to plotly's cloud) and colour scales, from the theme.
-  const theme = () => window.bookModel.theme();
+  const theme = () => window.bookText.theme(); // book-text.js: on every page with an explorer
   const axisStyle = () => theme().axis;
   const colorscale = (name) => theme().colorscales[name];
   const plotConfig = () => theme().config;
@@ -74,18 +74,18 @@
     if (text) box.appendChild(el("div", { class: `tc-message tc-${level || "info"}`, text }));
   }
   // The start of every translating explorer's run: the typed text checked as the page checks it
-  // (bookModel.checkText; refused: `refused` runs, if given, its message shows, and false); accepted: the
+  // (bookText.checkText; refused: `refused` runs, if given, its message shows, and false); accepted: the
   // button waits and the first run says the model is loading.
   function acceptText(text, messages, button, refused) {
     try {
-      window.bookModel.checkText(text);
+      window.bookText.checkText(text);
     } catch (err) {
       if (refused) refused();
       message(messages, err.message, err.level);
       return false;
     }
     button.disabled = true;
-    if (window.bookModel.loadMs === null) message(messages, window.bookModel.fill("loading", {}), "info");
+    if (window.bookModel.loadMs === null) message(messages, window.bookText.fill("loading", {}), "info");
     return true;
   }
   // An input refused while figures of an earlier one stay on screen: they are marked as stale (dimmed,
@@ -93,7 +93,7 @@
   function markStale(box, figures, stale) {
     for (const figure of figures) figure.classList.toggle("tc-stale", stale);
     if (stale && figures.some((figure) => figure.childElementCount)) {
-      box.appendChild(el("div", { class: "tc-message tc-info", text: window.bookModel.fill("stale", {}) }));
+      box.appendChild(el("div", { class: "tc-message tc-info", text: window.bookText.fill("stale", {}) }));
     }
   }
   function plotlyReady() {
@@ -331,7 +331,7 @@
           clear();
           const known = err && err.name === "ReaderError";
           message(messages, known ? sentenceCase(err.message) :
-            window.bookModel.fill("failed", { error: err && err.message ? err.message : err }), known ? err.level : "error");
+            window.bookText.fill("failed", { error: err && err.message ? err.message : err }), known ? err.level : "error");
         }
       } finally {
         if (ticket === busy) button.disabled = false;
@@ -347,7 +347,7 @@
     if (state.result) draw(replay ? Object.assign({}, state.result, { step: state.replay.step }) : state.result);
     else {
       clear();
-      if (!input.value) message(messages, window.bookModel.fill("empty", {}), "info");
+      if (!input.value) message(messages, window.bookText.fill("empty", {}), "info");
     }
     if (replay) replay.draw();
     root.tcExplorer = { run, draw, input, button, kind, layer, head, figure, output, messages,

@@ -14,7 +14,7 @@
   const explorers = window.tcExplorers; // explorers.js: loaded first
   const { baseLayout, plotConfig, axisStyle, colorscale } = explorers;
   const { el, labelled, message, markStale, name, debounce, plotlyReady, NARROW } = explorers.dom;
-  const theme = () => window.bookModel.theme();
+  const theme = () => window.bookText.theme(); // book-text.js: on every page with an explorer
 
   function frequencies(d) { // omega_i = 1 / 10000^(2i / d)
     const w = [];
