@@ -6,6 +6,7 @@ import json
 import re
 
 import pytest
+import torch
 
 from transformer_lib.capture import AttentionMaps
 from transformer_lib.figures.bertviz import BOOK_BUILD_ENV, bertviz_head_view, bertviz_model_view
@@ -57,3 +58,19 @@ def test_bertviz_assets_follow_the_book_build_variable(even_maps: AttentionMaps,
     assert "d3js.org" in bertviz_head_view(even_maps).data
     with pytest.raises(ValueError, match="assets: expected one of"):
         bertviz_head_view(even_maps, assets="cdn")
+
+
+def test_bertviz_writes_the_weights_at_four_decimals(even_maps: AttentionMaps) -> None:
+    """The view's data are the captured weights rounded to 4 decimals (as the book's explorers write
+    theirs), not Python's 17 digits: each number in the page is within 5e-5 of the weight it stands for."""
+    from transformer_lib.figures.bertviz import WEIGHT_DECIMALS
+
+    html = bertviz_head_view(even_maps, assets="book").data
+    params, _ = json.JSONDecoder().raw_decode(html, html.index("const params = ") + len("const params = "))
+    shown = {entry["name"]: torch.tensor(entry["attn"], dtype=torch.float64) for entry in params["attention"]}
+    assert "Encoder" in shown
+    encoder = torch.stack([a[0].double() for a in even_maps.encoder_self])  # (layers, h, S, S) of row 0
+    assert shown["Encoder"].shape == encoder.shape
+    assert (shown["Encoder"] - encoder).abs().max() <= 0.5 * 10 ** -WEIGHT_DECIMALS + 1e-12
+    numbers = re.findall(r"\d+\.\d+", json.dumps(params["attention"]))
+    assert numbers and max(len(n.split(".")[1]) for n in numbers) <= WEIGHT_DECIMALS

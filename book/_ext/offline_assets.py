@@ -55,6 +55,10 @@ WIDGET_MANAGER = "html-manager/embed.js"
 PLOTLY_MARKER = "Plotly.newPlot"
 LIVE_MARKER = 'class="tc-live"'  # transformer_lib.browser.page.live_explorer_html
 EXPLORER_KIND = re.compile(r'<div class="tc-live" data-explorer="(\w+)"')  # each explorer the page holds
+# The copy of the theme each explorer's output carries (transformer_lib.browser.page.live_explorer_html),
+# for a page with no other, as JupyterLab's: the built page holds the build's own in its head, which the
+# scripts read first (book-text.js), so the copies are dropped (1.9 kB gzip each).
+THEME_COPY = re.compile(r'<script type="application/json" class="tc-live-theme">.*?</script>', re.S)
 LIVE_FOLDER = "live/"  # the page files under _static (transformer_lib.browser.page.page_scripts)
 LIVE_CSS = LIVE_FOLDER + "explorers.css"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -121,7 +125,8 @@ def add_page_scripts(app: Sphinx, pagename: str, templatename: str, context: dic
 
         # the build's theme, which the scripts prefer to the copy stored in an explorer's output
         app.add_js_file(None, body=theme_json(), type="application/json", id=THEME_ID, priority=509)
-        kinds = set(EXPLORER_KIND.findall(context.get("body", "")))
+        context["body"] = THEME_COPY.sub("", context["body"])
+        kinds = set(EXPLORER_KIND.findall(context["body"]))
         for priority, script in enumerate(page_scripts(kinds), start=510):  # after plotly.js, in load order
             app.add_js_file(LIVE_FOLDER + script, priority=priority)
         app.add_css_file(LIVE_CSS)

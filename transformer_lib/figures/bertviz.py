@@ -102,6 +102,18 @@ def _labelled_controls(body: str) -> str:
     return body + f'<p class="bertviz-note" style="font-size:0.85em;color:#555">{ZERO_BASED_NOTE}</p>'
 
 
+# The weights bertviz writes into the page: 4 decimals, as the book's own explorers write theirs
+# (browser.page); a line's opacity shows no more, and Python's 17 digits made a view's data three times longer.
+WEIGHT_DECIMALS = 4
+
+
+def _rounded_weights(kwargs: dict) -> dict:
+    """bertviz's keyword arguments with every attention tensor rounded to ``WEIGHT_DECIMALS`` (in float64,
+    so that bertviz's ``tolist`` writes 0.4322, not the float32 nearest to it)."""
+    return {name: [a.double().round(decimals=WEIGHT_DECIMALS) for a in value] if name.endswith("attention")
+            else value for name, value in kwargs.items()}
+
+
 def _bertviz_html(view: Callable[..., HTML], maps: AttentionMaps, index: int, assets: str | None) -> HTML:
     """Run a bertviz view and make its output work without a CDN.
 
@@ -119,7 +131,7 @@ def _bertviz_html(view: Callable[..., HTML], maps: AttentionMaps, index: int, as
             f"maps: bertviz needs as many encoder as decoder layers, got {len(maps.encoder_self)} encoder "
             f"and {len(maps.decoder_self)} decoder layers; use attention_menu_figure instead"
         )
-    page = view(**maps.bertviz_kwargs(index), html_action="return").data
+    page = view(**_rounded_weights(maps.bertviz_kwargs(index)), html_action="return").data
     page = re.sub(r'<script src="https://cdnjs[^"]*require[^"]*"></script>', "", page)
     match = re.search(r'<script type="text/javascript">\n(.*)\n</script>', page, flags=re.DOTALL)
     if match is None or "https://" in page[: match.start()] + page[match.end():]:
