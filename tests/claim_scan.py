@@ -26,19 +26,15 @@ from __future__ import annotations
 import ast
 import json
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from transformer_lib.prose import EVAL_ROLE
 
-from . import prose_scan
-from .book_browser import ROOT
-
-sys.path.insert(0, str(ROOT))
-from tools.citations import ENTRIES_MARKER  # noqa: E402 -- tools/ is a folder of scripts, not a package
-
-sys.path.remove(str(ROOT))
+from . import (
+    book_browser,  # noqa: F401 -- importing it puts the checkout on sys.path (tools/ is scripts)
+    prose_scan,
+)
 
 EFFECT = re.compile(r"\b(?:better|worse|helps?|helped|helping|hurts?|hurting|improves?|improved|improving|"
                     r"improvements?|harms?|harmed|outperforms?|beneficial|gains?|no effect|remed(?:y|ies)|"
@@ -182,6 +178,8 @@ def notebook_claims(path: Path, nb: dict | None = None) -> list[Claim]:
 def page_claims(path: Path) -> list[Claim]:
     """The unbacked training claims of a markdown page (no code cells: only the first two ways pass).
     The bibliography's entries are not read: their titles are the cited works' words, not the book's."""
+    from tools.citations import ENTRIES_MARKER
+
     text = path.read_text()
     if ENTRIES_MARKER in text:
         text = text[:text.index(ENTRIES_MARKER)]

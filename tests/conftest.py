@@ -97,7 +97,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # two threads per process oversubscribe the cores, and torch's threads spin waiting for each other:
     # the stepper's 104 traces (tests/test_live_stepper.py) took 1.0 s of CPU on one thread and 7.6 to
     # 25 s on two, with 5 other jobs running. Processes the tests start (kernels, torchrun, scripts) keep
-    # their own settings: the notebooks are still checked on two threads, as their outputs were stored.
+    # their own settings: the notebooks are checked on the machine's thread count (their outputs, stored
+    # from one thread, must hold on any), and again on one thread with the CPU dispatch lowered (.ci/run).
     torch.set_num_threads(1)
 
 

@@ -63,7 +63,7 @@ def test_bertviz_assets_follow_the_book_build_variable(even_maps: AttentionMaps,
 def test_bertviz_writes_the_weights_at_four_decimals(even_maps: AttentionMaps) -> None:
     """The view's data are the captured weights rounded to 4 decimals (as the book's explorers write
     theirs), not Python's 17 digits: each number in the page is within 5e-5 of the weight it stands for."""
-    from transformer_lib.figures.bertviz import WEIGHT_DECIMALS
+    from transformer_lib.html_embed import PAGE_DECIMALS
 
     html = bertviz_head_view(even_maps, assets="book").data
     params, _ = json.JSONDecoder().raw_decode(html, html.index("const params = ") + len("const params = "))
@@ -71,6 +71,6 @@ def test_bertviz_writes_the_weights_at_four_decimals(even_maps: AttentionMaps) -
     assert "Encoder" in shown
     encoder = torch.stack([a[0].double() for a in even_maps.encoder_self])  # (layers, h, S, S) of row 0
     assert shown["Encoder"].shape == encoder.shape
-    assert (shown["Encoder"] - encoder).abs().max() <= 0.5 * 10 ** -WEIGHT_DECIMALS + 1e-12
+    assert (shown["Encoder"] - encoder).abs().max() <= 0.5 * 10 ** -PAGE_DECIMALS + 1e-12
     numbers = re.findall(r"\d+\.\d+", json.dumps(params["attention"]))
-    assert numbers and max(len(n.split(".")[1]) for n in numbers) <= WEIGHT_DECIMALS
+    assert numbers and max(len(n.split(".")[1]) for n in numbers) <= PAGE_DECIMALS

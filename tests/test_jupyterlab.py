@@ -351,12 +351,8 @@ def test_a_citation_opens_the_bibliography_with_its_entries(lab: str, browser) -
     it must show every work of references.bib, by the author-year text the chapters cite it with, each
     entry carrying its key as its anchor (its Markdown is written by tools/citations.py: a ``{bibliography}``
     directive, which jupyterlab-myst does not render, showed an empty page)."""
-    import sys
+    from tools import citations  # importable once book_browser is (it puts the checkout on sys.path)
 
-    sys.path.insert(0, str(ROOT))
-    from tools import citations  # tools/ is a folder of scripts, not an installed package
-
-    sys.path.remove(str(ROOT))
     url, token = lab.split("|")
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.goto(f"{url}/lab/tree/book/01_rnn_limits.ipynb?reset&token={token}", wait_until="load")

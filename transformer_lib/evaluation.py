@@ -267,9 +267,8 @@ def greedy_exact_check(model: Seq2SeqModel, pairs: Sequence[tuple[str, str]], sr
     exact, not unsure) are already too many for the exact match to reach it. It reads the longest
     sentences first (the likeliest wrong), the first chunk just large enough to stop on, so that a check
     far from the target costs a few dozen sentences, not the split. The sentences left unchecked count as
-    unsure: ``highest``
-    stays an upper bound (below ``stop_below``), ``lowest`` a lower one; ``checked`` says how many
-    were read."""
+    unsure: ``highest`` stays an upper bound (below ``stop_below``), ``lowest`` a lower one; ``checked``
+    says how many were read."""
     check_translation_model(model, src_vocab, tgt_vocab)
     pairs = check_pairs("pairs", pairs)
     check_positive_int("batch_size", batch_size)

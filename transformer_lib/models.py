@@ -326,8 +326,7 @@ def parameter_count(config: TransformerConfig) -> int:
     """Parameters of the encoder-decoder ``Transformer`` for ``config``, counted without
     allocating them: ``parameter_breakdown``'s parts, added up (stored for the configs the book
     counts, otherwise the model built on the meta device)."""
-    _check_config(config)
-    return sum(parameter_breakdown(config).values())
+    return sum(parameter_breakdown(config).values())  # parameter_breakdown checks config
 
 
 COMPONENTS = (
@@ -359,36 +358,33 @@ def _component(name: str) -> str:
     return f"{side} layer norms"  # the residuals' norms and a pre-norm stack's final norm
 
 
-def parameter_breakdown(config: TransformerConfig) -> dict[str, int]:
-    """Parameters of each component of ``Transformer(config)``, in the order of ``COMPONENTS``.
-
-    A matrix shared by several parts (section 3.4's tied embeddings) is counted once, under
-    the first part that holds it (``named_parameters`` yields a shared tensor once), so the
-    values add up to ``models.parameter_count``'s total."""
-    if not isinstance(config, TransformerConfig):
-        raise TypeError(f"config: expected a TransformerConfig, got {type(config).__name__}")
-    stored = json.loads(STORED_BREAKDOWNS.read_text()).get(breakdown_key(config))
-    return {part: stored[part] for part in COMPONENTS} if stored is not None else breakdown_on_meta(config)
-
-
 # The breakdowns of the configs the book counts (the paper's presets), as ``breakdown_on_meta`` computes
 # them, stored by tools/parameter_counts.py and checked by tests/test_parameter_counts.py: on the meta
 # device, the first initialisation imports PyTorch's compiler, a second of a chapter's budget.
 STORED_BREAKDOWNS = Path(__file__).parent / "pretrained" / "parameter_counts.json"
 
 
+def parameter_breakdown(config: TransformerConfig) -> dict[str, int]:
+    """Parameters of each component of ``Transformer(config)``, in the order of ``COMPONENTS``.
+
+    A matrix shared by several parts (section 3.4's tied embeddings) is counted once, under
+    the first part that holds it (``named_parameters`` yields a shared tensor once), so the
+    values add up to ``models.parameter_count``'s total."""
+    _check_config(config)
+    stored = json.loads(STORED_BREAKDOWNS.read_text()).get(breakdown_key(config))
+    return {part: stored[part] for part in COMPONENTS} if stored is not None else breakdown_on_meta(config)
+
+
 def breakdown_key(config: TransformerConfig) -> str:
     """The key of ``config``'s stored breakdown: its fields as JSON, sorted."""
-    if not isinstance(config, TransformerConfig):
-        raise TypeError(f"config: expected a TransformerConfig, got {type(config).__name__}")
+    _check_config(config)
     return json.dumps(dataclasses.asdict(config), sort_keys=True)
 
 
 def breakdown_on_meta(config: TransformerConfig) -> dict[str, int]:
     """``parameter_breakdown`` computed: the model built on PyTorch's "meta" device (shapes without
     storage), its parameters added up by component."""
-    if not isinstance(config, TransformerConfig):
-        raise TypeError(f"config: expected a TransformerConfig, got {type(config).__name__}")
+    _check_config(config)
     with torch.device("meta"):
         model = Transformer(config)
     counts = dict.fromkeys(COMPONENTS, 0)

@@ -24,6 +24,7 @@ import torch
 from ..capture import AttentionMaps, capture_attention
 from ..figures.attention import attention_figure
 from ..figures.sampling import next_word_figure
+from ..html_embed import PAGE_DECIMALS
 from ..language_model import next_word_probs, sample_sentences
 from ..models import DecoderOnlyTransformer
 from ..tokenization import Vocab, normalize_sentence
@@ -169,7 +170,7 @@ class LanguageModelExplorer(LiveExplorer):
             "probs": [_sig(p) for p in probs.tolist()], "unfiltered": [_sig(p) for p in unfiltered.tolist()],
             "tokens": [self.vocab.itos[i] for i in ids[0].tolist()],
             "vocab": list(self.vocab.itos),
-            "attention": [[[[round(w, 4) for w in row] for row in head] for head in layer[0].tolist()]
+            "attention": [[[[round(w, PAGE_DECIMALS) for w in row] for row in head] for head in layer[0].tolist()]
                           for layer in self.maps.decoder_self],
             "settings": {"temperature": s.temperature, "topK": s.top_k, "topP": s.top_p},
         }

@@ -20,7 +20,7 @@ from pathlib import Path
 from ..capture import AttentionMaps
 from ..decoding import Translation
 from ..figures.positions import check_positional_settings
-from ..html_embed import json_for_script
+from ..html_embed import PAGE_DECIMALS, json_for_script
 from ..tokenization import Vocab
 from ..validation import check_choice, check_instance, check_iterable, check_token_list
 from ..validation_models import check_spells
@@ -59,10 +59,10 @@ def page_scripts(kinds: Iterable[str]) -> tuple[str, ...]:
 
 
 def _rounded(values: object) -> object:
-    """Nested lists of floats at 4 decimals: weights as short numbers in the page."""
+    """Nested lists of floats at ``PAGE_DECIMALS``: weights as short numbers in the page."""
     if isinstance(values, list):
         return [_rounded(v) for v in values]
-    return round(float(values), 4)
+    return round(float(values), PAGE_DECIMALS)
 
 
 def translation_payload(translation: Translation, maps: AttentionMaps, src_vocab: Vocab, tgt_vocab: Vocab,

@@ -15,6 +15,7 @@ import ipywidgets as widgets
 from ..decoding import translate
 from ..decoding_steps import SearchTrace, trace_translation
 from ..figures.decoding_steps import step_figures, step_summary_html
+from ..html_embed import PAGE_DECIMALS
 from ..models import Transformer
 from ..tokenization import Vocab
 from ..validation import check_instance, check_int
@@ -27,9 +28,9 @@ MAX_BEAM = 4  # greedy (1) and beam search (2 to 4), as the page's stepper (book
 
 
 def _short(value: object) -> object:
-    """A trace's numbers at 4 decimals, for the page's copy (float64 would print 17 digits each)."""
+    """A trace's numbers at ``PAGE_DECIMALS``, for the page's copy (float64 would print 17 digits each)."""
     if isinstance(value, float):
-        return round(value, 4)
+        return round(value, PAGE_DECIMALS)
     if isinstance(value, list | tuple):
         return [_short(v) for v in value]
     if isinstance(value, dict):

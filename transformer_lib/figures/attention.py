@@ -21,6 +21,7 @@ from plotly.subplots import make_subplots
 from torch import Tensor
 
 from ..capture import AttentionMaps
+from ..html_embed import PAGE_DECIMALS
 from ..validation import check_choice, check_index, check_instance, check_int, check_iterable, check_token_list
 from .display import BOOK_TEMPLATE, DASHES, MARKERS, PALETTE
 
@@ -55,7 +56,7 @@ def _hover_text(queries: list[str], keys: list[str]) -> list[list[str]]:
 
 def _rounded(z: np.ndarray) -> list:
     """Weights as short decimals in the page (float32 would print as 0.2712000012397766)."""
-    return np.round(z.astype(np.float64), 4).tolist()
+    return np.round(z.astype(np.float64), PAGE_DECIMALS).tolist()
 
 
 def _heatmap(z: np.ndarray, queries: list[str], keys: list[str], **kwargs: object) -> go.Heatmap:

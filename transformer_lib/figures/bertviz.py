@@ -19,7 +19,7 @@ from importlib.resources.abc import Traversable
 from IPython.display import HTML
 
 from ..capture import AttentionMaps
-from ..html_embed import json_for_script, script_safe
+from ..html_embed import PAGE_DECIMALS, json_for_script, script_safe
 from ..progress import BOOK_BUILD_ENV
 from ..validation import check_choice
 from .display import div_id
@@ -102,15 +102,10 @@ def _labelled_controls(body: str) -> str:
     return body + f'<p class="bertviz-note" style="font-size:0.85em;color:#555">{ZERO_BASED_NOTE}</p>'
 
 
-# The weights bertviz writes into the page: 4 decimals, as the book's own explorers write theirs
-# (browser.page); a line's opacity shows no more, and Python's 17 digits made a view's data three times longer.
-WEIGHT_DECIMALS = 4
-
-
 def _rounded_weights(kwargs: dict) -> dict:
-    """bertviz's keyword arguments with every attention tensor rounded to ``WEIGHT_DECIMALS`` (in float64,
+    """bertviz's keyword arguments with every attention tensor rounded to ``PAGE_DECIMALS`` (in float64,
     so that bertviz's ``tolist`` writes 0.4322, not the float32 nearest to it)."""
-    return {name: [a.double().round(decimals=WEIGHT_DECIMALS) for a in value] if name.endswith("attention")
+    return {name: [a.double().round(decimals=PAGE_DECIMALS) for a in value] if name.endswith("attention")
             else value for name, value in kwargs.items()}
 
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 import plotly.graph_objects as go
 
 from ..decoding_steps import SearchTrace
+from ..html_embed import PAGE_DECIMALS
 from ..validation import check_instance, check_int, check_number
 from .display import BOOK_TEMPLATE
 
@@ -93,7 +94,7 @@ def step_figures(trace: SearchTrace, step: int) -> tuple[go.Figure, go.Figure]:
     n_bars = 0
     for j, (beam, beam_marks) in enumerate(zip(record["beams"], marks, strict=True)):
         labels = [f"beam {j + 1}: {token}" if many else token for token, _ in beam["candidates"]]
-        probs = [round(p, 4) for _, p in beam["candidates"]]
+        probs = [round(p, PAGE_DECIMALS) for _, p in beam["candidates"]]
         bars.add_trace(go.Bar(
             x=probs, y=labels, orientation="h", name=f"beam {j + 1}",
             text=[_bar_text(beam, p, m, trace.beam_size > 1)
@@ -111,7 +112,7 @@ def step_figures(trace: SearchTrace, step: int) -> tuple[go.Figure, go.Figure]:
     beam = record["beams"][record["chosen"]["beam"]]
     rows = [f"layer {layer + 1}, head {head + 1}"
             for layer, heads in enumerate(beam["cross"]) for head in range(len(heads))]
-    z = [[round(w, 4) for w in row] for heads in beam["cross"] for row in heads]
+    z = [[round(w, PAGE_DECIMALS) for w in row] for heads in beam["cross"] for row in heads]
     cross = go.Figure(go.Heatmap(
         z=z, x=list(range(len(trace.src_tokens))), y=rows, coloraxis="coloraxis",
         hovertemplate="%{y}, source %{x}: weight %{z:.3f}<extra></extra>"))
