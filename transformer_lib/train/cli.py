@@ -11,7 +11,10 @@ after a summary whose "Root Cause" names the rank and its ``exitcode`` (2: a usa
 
 ``--resume DIR`` alone goes on with the options stored in ``DIR/checkpoint.pt``. A flag that
 decides what is trained (``RUN_OPTIONS``), given again, must agree with the checkpoint; ``--steps``
-may only be raised.
+may only be raised. Paths are stored resolved, so that a run resumes from any working directory; a
+data file given at another path than the stored one is accepted when its data are the same (the
+checkpoint's SHA-256, checked in ``run``). A folder holding a checkpoint is never started afresh
+without ``--overwrite``. A stop (SIGTERM, Ctrl-C) or a lost peer ends in one line (``stops``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,17 +31,19 @@ from ..config import PRESETS
 from ..grammar import MAX_PAIRS
 from ..pretrained.recipe import BOOK_RECIPE
 from ..validation import check_device
+from . import stops
 from .data import DataError
-from .distributed import STRATEGIES
+from .distributed import STRATEGIES, launched_world_size
 from .run import CHECKPOINT, UsageError, run, stored_training
+from .stops import PROG
 
-PROG = "python -m transformer_lib.train"
 MIN_PAIRS = 10  # the generated corpus splits its pairs 80/10/10
 # What decides the trained weights: given again with --resume, each must agree with the checkpoint.
 RUN_OPTIONS = ("preset", "batch_size", "seed", "dropout", "dtype", "data_src", "data_tgt", "vocab", "bpe_merges",
                "pairs", "warmup", "lr_scale", "label_smoothing")
 # How the run goes: taken from the checkpoint unless given again, and free to change.
 KEPT_OPTIONS = ("strategy", "log_every", "save_every", "timeout")
+DATA_OPTIONS = ("data_src", "data_tgt", "vocab")  # files: stored resolved, found again by their data
 
 
 # How long a rank other than 0 leaves rank 0 to report the same error. The processes start together
@@ -100,6 +106,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR",
                    help="folder for checkpoint.pt and vocab.json (default: the --resume folder)")
     p.add_argument("--resume", metavar="DIR", help="go on from DIR/checkpoint.pt, to --steps in all")
+    p.add_argument("--overwrite", action="store_true",
+                   help="start afresh in an --out folder that holds a checkpoint (its run is lost)")
     p.add_argument("--strategy", choices=STRATEGIES, default="ddp", help="with several processes (default ddp)")
     p.add_argument("--device", help="cpu, cuda, cuda:1... (default: this process's GPU if any, else cpu)")
     p.add_argument("--dropout", type=_fraction, help="replaces the preset's dropout")
@@ -142,7 +150,7 @@ def _given(argv: Sequence[str] | None) -> set[str]:
 
 
 def _same(key: str, a: object, b: object) -> bool:
-    if key in ("data_src", "data_tgt", "vocab") and a is not None and b is not None:
+    if key in DATA_OPTIONS and a is not None and b is not None:
         return Path(a).resolve() == Path(b).resolve()
     return a == b
 
@@ -155,9 +163,16 @@ def _merge_resumed(p: argparse.ArgumentParser, args: argparse.Namespace, given: 
     except UsageError as error:
         p.error(str(error))
     stored, done = training["args"], int(training["step"])
+    args.moved_data = {}
     for key in RUN_OPTIONS:
         if key not in given:
             setattr(args, key, stored[key])
+            if key in DATA_OPTIONS and stored[key] is not None and not Path(stored[key]).is_file():
+                p.error(f"{_flag(key)}: {stored[key]}, named by the checkpoint {path}, is gone; give its new place "
+                        f"with {_flag(key)} (the data are checked against the checkpoint's SHA-256)")
+        elif key in DATA_OPTIONS and None not in (getattr(args, key), stored[key]):
+            if not _same(key, getattr(args, key), stored[key]):  # moved: run checks that its data are the same
+                args.moved_data[key] = stored[key]
         elif not _same(key, getattr(args, key), stored[key]):
             p.error(f"{_flag(key)} {getattr(args, key)}: the checkpoint {path} was made with {_flag(key)} "
                     f"{stored[key]} (give the same, or leave {_flag(key)} out)")
@@ -193,8 +208,10 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
         if args.resume is None:
             p.error("--out: needed (a folder for the checkpoints), unless --resume gives one")
         args.out = args.resume
-    if Path(args.out).exists() and not Path(args.out).is_dir():
-        p.error(f"--out: {args.out} is a file; expected a folder (new, or of an earlier run)")
+    problem = _out_problem(Path(args.out))
+    if problem is not None:
+        p.error(f"--out: {problem}")
+    _refuse_overwrite(p, args)
     if not MIN_PAIRS <= args.pairs <= MAX_PAIRS:
         p.error(f"--pairs: expected {MIN_PAIRS} to {MAX_PAIRS:,} pairs of the generated corpus, got {args.pairs}")
     if args.device is not None:
@@ -204,19 +221,68 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
                          else args.device)
         except ValueError as error:
             p.error(str(error))
+    for key in DATA_OPTIONS:  # stored resolved: a resume finds them from any working directory
+        if getattr(args, key) is not None:
+            setattr(args, key, str(Path(getattr(args, key)).resolve()))
+    args.out = str(Path(args.out).resolve())
     return args
 
 
+def _out_problem(out: Path) -> str | None:
+    """Why the run could not write its checkpoints in ``out`` (None: it can), found before any work:
+    the folder, or the nearest one above that exists, is probed with a temporary folder."""
+    existing = out
+    while not os.path.lexists(existing) and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        where = "is a file" if existing == out else f"is under a file, {existing}"
+        return f"{out} {where}; expected a folder (new, or of an earlier run)"
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".probe.", dir=existing))
+    except OSError as error:
+        return f"{out}: cannot write in {existing} ({error.strerror}); expected a folder you can write"
+    return None
+
+
+def _refuse_overwrite(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A fresh run into a folder that holds a checkpoint would lose that run: refused unless ``--overwrite``."""
+    out, checkpoint = Path(args.out), Path(args.out) / CHECKPOINT
+    resuming_here = args.resume is not None and Path(args.resume).resolve() == out.resolve()
+    if args.overwrite or resuming_here or not checkpoint.is_file():
+        return
+    try:
+        held = f"a run's checkpoint at step {int(stored_training(checkpoint)['step'])}"
+    except UsageError:
+        held = f"a {CHECKPOINT}"
+    p.error(f"--out: {out} holds {held}; give --resume {out} to go on with it, or --overwrite (or another --out) "
+            f"to start over")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    parsed: list[argparse.Namespace] = []
+    with stops.stop_signals_raise():
+        try:
+            return _main(argv, parsed)
+        except BaseException as error:
+            signum = stops.signal_of(error)
+            if signum is None or isinstance(error, SystemExit):
+                raise
+            return stops.report_stop(signum, parsed[0] if parsed else None, CHECKPOINT)
+
+
+def _main(argv: Sequence[str] | None, parsed: list[argparse.Namespace]) -> int:
     args = parse(argv)
-    rank = os.environ.get("RANK", "0")
+    parsed.append(args)
+    rank, world_size = int(os.environ.get("RANK", "0")), launched_world_size()
     try:
         run(args)
     except (UsageError, DataError) as error:
         return usage_error(str(error))
-    except BaseException as error:
-        if isinstance(error, SystemExit | KeyboardInterrupt):
+    except Exception as error:
+        if stops.stop_received():  # a collective broken by the stop of another process: a stop
             raise
+        if stops.lost_a_peer(error, world_size):
+            return stops.report_lost_peer(error, rank, world_size)
         print(f"{PROG}: rank {rank} failed: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
         raise
     return 0

@@ -9,7 +9,11 @@ after a traceback and a summary, some 35 lines (it re-raises ``ChildFailedError`
 * a usage or data error (a process exits with status 2, after rank 0 printed the one line): exit
   status 2, and nothing more is printed;
 * any other failure (an exception, a signal): exit status 1, and one line naming each rank that
-  failed and how, earliest first (their own errors are above it).
+  failed and how, earliest first (their own errors are above it). A process that failed only
+  because another died first (``stops.PEER_LOST_STATUS``) is not named: the one that died is;
+* this launcher stopped (SIGTERM, Ctrl-C): it stops the processes with the same signal, rank 0
+  prints the one line of ``stops`` (the step its checkpoint holds, the command that goes on), and the
+  exit status is 128 + the signal's number.
 
 Every flag other than ``--nproc-per-node`` is the command's (``python -m transformer_lib.train --help``).
 ``torch.distributed.elastic``'s log lines are silenced unless ``LOGLEVEL`` is set, as for ``torchrun``.
@@ -28,6 +32,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from .cli import positive
+from .stops import LAUNCHER_ENV, PEER_LOST_STATUS
 
 if TYPE_CHECKING:
     from torch.distributed.elastic.multiprocessing.errors import ProcessFailure
@@ -46,6 +51,7 @@ def launch(nproc_per_node: int, command: Sequence[str]) -> int:
 
     if nproc_per_node > 1:
         os.environ.setdefault("OMP_NUM_THREADS", "1")  # as torchrun: one thread per process unless told
+    os.environ[LAUNCHER_ENV] = "1"  # a stopped process names this launcher in the command that goes on
     config = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=nproc_per_node, run_id=str(uuid.uuid4()),
                           rdzv_backend="c10d", rdzv_endpoint="localhost:0", max_restarts=0)
     try:
@@ -53,9 +59,8 @@ def launch(nproc_per_node: int, command: Sequence[str]) -> int:
             elastic_launch(config, sys.executable)("-u", *command)
     except ChildFailedError as error:
         return _report(error.failures)
-    except SignalException as error:  # this launcher was stopped (Ctrl-C, SIGTERM): it stopped the processes
-        print(f"{PROG}: stopped by {error.sigval.name}; the processes were stopped", file=sys.stderr, flush=True)
-        return 128 + int(error.sigval)
+    except SignalException as error:  # this launcher was stopped (Ctrl-C, SIGTERM): it stopped the processes,
+        return 128 + int(error.sigval)  # with the same signal, and rank 0 said where the run stopped
     return 0
 
 
@@ -67,7 +72,8 @@ def _report(failures: dict[int, ProcessFailure]) -> int:
     or data error (status 2) was printed by the process that met it. Otherwise every rank that
     failed of itself is named, earliest first: a crash in one process makes the others fail in their
     next collective, often within the same second (the resolution of the launcher's times)."""
-    own = {rank: failure for rank, failure in failures.items() if failure.exitcode != -signal.SIGTERM} or failures
+    own = {rank: failure for rank, failure in failures.items()
+           if failure.exitcode not in (-signal.SIGTERM, PEER_LOST_STATUS)} or failures
     if all(failure.exitcode == USAGE_STATUS for failure in own.values()):
         return USAGE_STATUS
     ranked = sorted(own.items(), key=lambda item: (item[1].timestamp, item[0]))

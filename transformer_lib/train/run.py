@@ -33,6 +33,8 @@ from . import distributed
 from .data import TextData, generated_text, global_batches, load_text, local_part
 
 CHECKPOINT, VOCAB = RUN_CHECKPOINT, RUN_VOCABULARIES
+# The flags of this launch only, not of the run: not stored in its checkpoint.
+NOT_STORED = ("resume", "overwrite", "moved_data")
 FULL = StateDictOptions(full_state_dict=True, cpu_offload=True)  # the whole tensors, on rank 0's CPU
 
 
@@ -72,7 +74,7 @@ def save(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, s
     epoch, position = divmod(step, n_batches)
     training = {"step": step, "epoch": epoch, "batch_in_epoch": position, "world_size": processes.world_size,
                 "optimizer": optimizer_state, "scheduler": scheduler.state_dict(), "rng": rng,
-                "args": {key: value for key, value in vars(args).items() if key != "resume"}}
+                "args": {key: value for key, value in vars(args).items() if key not in NOT_STORED}}
     save_checkpoint(path, plain, data.vocab, data.vocab,
                     extra={"training": training, "tokenizer": data.vocabularies.record(), "data_sha256": data.sha256()})
 
@@ -94,12 +96,22 @@ def _stored_extra(path: Path) -> dict:
                          f"({type(error).__name__}: {error})") from error
 
 
-def check_same_data(path: Path, data: TextData) -> None:
-    """The data of a resumed run must be those the checkpoint was trained on (its recorded SHA-256)."""
+def check_same_data(path: Path, data: TextData, moved: dict[str, str] | None = None) -> str | None:
+    """The data of a resumed run must be those the checkpoint was trained on (its recorded SHA-256).
+    ``moved``: the files given at another path than the stored one (flag: stored path); accepted when
+    the data are the same, with the note to print (None when nothing moved)."""
     recorded = _stored_extra(path).get("data_sha256")
     if recorded is not None and recorded != data.sha256():
         raise UsageError(f"--resume: the data differ from those {path} was trained on (SHA-256 {data.sha256()}, "
                          f"the checkpoint records {recorded}): a data file was changed")
+    if not moved:
+        return None
+    if recorded is None:  # a checkpoint without the SHA-256 cannot vouch for data found elsewhere
+        raise UsageError(f"--resume: {path} records no SHA-256 of its data, so only the stored paths can be used: "
+                         + ", ".join(f"--{key.replace('_', '-')} {stored}" for key, stored in moved.items()))
+    return ("note: the data moved (" + ", ".join(f"--{key.replace('_', '-')} was {stored}" for key, stored
+                                                 in moved.items())
+            + f"); the files given hold the same data (SHA-256 {recorded[:12]}...), so the run goes on")
 
 
 def resume(path: Path, model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: object,
@@ -130,9 +142,12 @@ def run(args: argparse.Namespace) -> None:
         raise UsageError(f"--batch-size: the global batch of {args.batch_size} pairs cannot be split across "
                          f"{world_size} processes")
     data = load_data(args, TransformerConfig.preset(args.preset).max_len)
+    moved_note = None
     if args.resume is not None:
-        check_same_data(Path(args.resume) / CHECKPOINT, data)
+        moved_note = check_same_data(Path(args.resume) / CHECKPOINT, data, getattr(args, "moved_data", None))
     processes = distributed.start(args.device, args.timeout)
+    if moved_note is not None and processes.rank == 0:
+        print(moved_note, flush=True)
     default_dtype = torch.get_default_dtype()
     torch.set_default_dtype(getattr(torch, args.dtype))  # the weights, and every float tensor made in training
     try:
@@ -157,6 +172,8 @@ def _run(args: argparse.Namespace, processes: distributed.Processes, data: TextD
         start = resume(Path(args.resume) / CHECKPOINT, wrapped, optimizer, scheduler, processes)
     if processes.rank == 0:
         out.mkdir(parents=True, exist_ok=True)
+        if getattr(args, "overwrite", False) and (args.resume is None or Path(args.resume).resolve() != out.resolve()):
+            (out / CHECKPOINT).unlink(missing_ok=True)  # asked for: a stop before the first save leaves no old run
         for leftover in remove_temporary_files(out):  # of a save killed outright (SIGKILL), which cannot clean up
             print(f"note: removed {leftover}, left by a save that was killed", flush=True)
         record = json.dumps(data.vocabularies.record(), ensure_ascii=False).encode("utf-8")
