@@ -33,4 +33,6 @@ def _signalled_run(signum: int, whom: str, rank: str, at_step: int, argv: list[s
 if __name__ == "__main__":
     name, whom, rank, at_step, separator, *command = sys.argv[1:]
     assert whom in ("self", "parent") and separator == "--"
-    sys.exit(_signalled_run(int(signal.Signals[name]), whom, rank, int(at_step), command))
+    from transformer_lib.train.stops import exit_with
+
+    exit_with(_signalled_run(int(signal.Signals[name]), whom, rank, int(at_step), command))

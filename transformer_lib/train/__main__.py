@@ -1,5 +1,6 @@
 """``python -m transformer_lib.train --help``"""
 
 from .cli import main
+from .stops import exit_with
 
-raise SystemExit(main())
+exit_with(main())

@@ -110,6 +110,17 @@ def report_stop(signum: int, args: argparse.Namespace | None, checkpoint: str) -
     return 128 + signum
 
 
+def exit_with(status: int) -> None:
+    """End the process with ``status`` (``main``'s); a stopped run dies of its signal once it has said
+    where it stopped, as a process that did not catch it would: a shell, ``torchrun`` and the
+    launcher then see the signal (``torchrun``'s summary: ``exitcode -15 (SIGTERM)``), not a status."""
+    signum = status - 128
+    if signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+    raise SystemExit(status)
+
+
 def go_on_command(folder: Path, out: Path) -> str:
     """The command that resumes from ``folder``'s checkpoint into ``out``, with the launcher this
     run was started by (``torchrun``, ``launch``, or none), from any working directory."""
