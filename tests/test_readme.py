@@ -69,3 +69,42 @@ def test_the_chapters_and_modules_it_names_exist() -> None:
         assert (ROOT / path.rstrip("/")).exists(), path
     for path in re.findall(r"`((?:tools|tests|benchmarks|book|binder)/[\w./-]+)`", README):
         assert (ROOT / path).exists(), path
+
+
+def test_its_python_snippets_run_as_printed(tmp_path, monkeypatch, capsys) -> None:
+    """Every ```python block of the README, executed as a reader pastes it; the shipped model's prints
+    what its comment says. The run folder that "Using the model you trained" loads (``runs/p20``)
+    is made by the README's command, shortened to 2 steps (the distributed appendix runs it whole
+    and checks its translation)."""
+    from transformer_lib.train.cli import main
+
+    snippets = re.findall(r"^```python\n(.*?)^```$", README, re.MULTILINE | re.DOTALL)
+    assert len(snippets) == 3, snippets
+    monkeypatch.chdir(tmp_path)
+    data = ROOT / "book" / "data"
+    assert main(["--data-src", str(data / "parallel20.en"), "--data-tgt", str(data / "parallel20.fr"),
+                 "--steps", "2", "--batch-size", "20", "--bpe-merges", "200", "--out", "runs/p20"]) == 0
+    capsys.readouterr()
+    claims = []
+    for snippet in snippets:
+        exec(compile(snippet, "README.md", "exec"), {})  # noqa: S102 (the README's own code)
+        printed = capsys.readouterr().out
+        claimed = re.search(r"^print\(translate\(book_model\(\), .*\)\)  # (.+)$", snippet, re.MULTILINE)
+        if claimed is not None:
+            claims.append(snippet)
+            assert printed == claimed.group(1) + "\n"
+    assert len(claims) == 1 and len(claims[0].strip().splitlines()) == 3  # the shipped model in three lines
+
+
+def test_its_links_are_absolute_as_a_package_index_shows_them() -> None:
+    """The README is the package's long description (pyproject's ``readme``): a relative link would
+    point nowhere on a package index. Links in code (``[chapter 3](03_...)`` as an example) do not count."""
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["readme"] == "README.md"
+    prose = re.sub(r"```.*?```", "", README, flags=re.DOTALL)
+    prose = re.sub(r"`[^`\n]*`", "", prose)
+    targets = re.findall(r"\]\(([^)\s]+)", prose) + re.findall(r"(?:src|href)=\"([^\"]+)\"", prose)
+    assert targets and [t for t in targets if not t.startswith("https://")] == []
+    blob = CONFIG["repository"]["url"] + "/blob/" + CONFIG["repository"]["branch"] + "/"
+    for target in targets:
+        if target.startswith(blob):
+            assert (ROOT / target.removeprefix(blob)).exists(), target

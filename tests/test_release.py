@@ -54,6 +54,21 @@ def test_the_citation_names_the_book_its_repository_and_licences() -> None:
     assert f"*{CITATION['authors'][0]['name']} ({year}). {CITATION['title']}, version {CITATION['version']}.*" in intro
 
 
+def test_the_project_urls_are_the_books_and_what_a_release_leaves_is_ignored() -> None:
+    repository = CONFIG["repository"]["url"]
+    slug = repository.removeprefix("https://github.com/")
+    assert PROJECT["urls"] == {
+        "Homepage": f"https://{slug.split('/')[0]}.github.io/{slug.split('/')[1]}/",
+        "Repository": repository,
+        "Changelog": f"{repository}/blob/{CONFIG['repository']['branch']}/CHANGELOG.md",
+        "Issues": f"{repository}/issues",
+    }
+    # the training command's run folders (the README's runs/...) and python -m build's dist/
+    ignored = subprocess.run(["git", "check-ignore", "runs/one/checkpoint.pt", "dist/x.whl"], cwd=ROOT,
+                             capture_output=True, text=True)
+    assert ignored.stdout.split() == ["runs/one/checkpoint.pt", "dist/x.whl"], ignored
+
+
 @pytest.fixture(scope="module")
 def cffconvert() -> Path:
     venv = reader_env.cached_venv("book-cffconvert", [CFFCONVERT], CFFCONVERT.encode())
@@ -92,6 +107,8 @@ def test_build_makes_an_sdist_and_a_wheel_without_deprecation_warnings(built: tu
         metadata = archive.read(f"transformer_lib-{version}.dist-info/METADATA").decode()
         names = archive.namelist()
     assert f"Version: {version}\n" in metadata
+    for name, url in PROJECT["urls"].items():
+        assert f"Project-URL: {name}, {url}\n" in metadata
     assert "License-Expression: MIT\n" in metadata and "License-File: LICENSE\n" in metadata
     assert f"transformer_lib-{version}.dist-info/licenses/LICENSE" in names
     assert any(n.startswith("transformer_lib/pretrained/weights/") for n in names)

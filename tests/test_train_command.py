@@ -145,7 +145,8 @@ def _ours(stderr: str) -> list[str]:
 
 @pytest.mark.parametrize("name", ["SIGTERM", "SIGINT"])
 def test_a_stopped_run_says_in_one_line_where_it_stopped_and_its_command_goes_on(name, tmp_path):
-    """One process, stopped before its 4th step (a checkpoint every 2): one line, then it dies of the signal; the command it names, run from another folder, ends as a run never stopped."""
+    """One process, stopped before its 4th step (a checkpoint every 2): one line, then it dies of the
+    signal; the command it names, run from another folder, ends as a run never stopped."""
     out = tmp_path / "run"
     stopped = _run([sys.executable, HELPER, name, "self", "0", "4", "--", *QUICK, "--dropout", "0.2", "--steps", "6",
                     "--out", str(out)])
@@ -222,3 +223,25 @@ def test_rank_0_killed_outright_is_named_as_the_cause_not_the_survivor(launcher,
                                                   "by signal SIGKILL; any other process was stopped (the errors are "
                                                   "above)"), failed.stderr
         assert all("rank 0 ended first" in line for line in survivor)
+
+
+def test_translate_prints_the_unknown_words_as_typed_bpe_included_and_takes_a_checkpoint(tmp_path):
+    from transformer_lib.checkpoint import load_checkpoint
+    from transformer_lib.decoding import translate
+    from transformer_lib.pretrained import book_model
+
+    data = ["--data-src", str(ROOT / "book/data/parallel20.en"), "--data-tgt", str(ROOT / "book/data/parallel20.fr")]
+    assert main([*data, *TEXT, "--steps", "1", "--out", str(tmp_path / "run")]) == 0
+    checkpoint = load_checkpoint(tmp_path / "run")
+    result = translate(checkpoint, "the zebra sleeps")  # no 'z' in this BPE's alphabet: a piece is unknown
+    assert result.unknown_words == ["zebra"]
+    assert result.src_ids == translate(checkpoint.model, "the zebra sleeps").src_ids
+    assert str(result) == f"{result.text}\n(warning: not in the model's vocabulary, read as <unk>: 'zebra')"
+    assert str(translate(checkpoint, "the cat")) == translate(checkpoint, "the cat").text  # nothing unknown
+
+    shipped = book_model()  # a Checkpoint: taken as its model
+    typed = translate(shipped, "The Small Cat Sees The Dog.")
+    assert typed.unknown_words == ["The", "Small", "Cat", "Sees", "The", "Dog."]
+    assert str(typed).endswith("\n(warning: not in the model's vocabulary, read as <unk>: 'The', 'Small', 'Cat', "
+                               "'Sees', 'Dog.')")
+    assert str(translate(shipped, "the small cat sees the dog")) == "le petit chat voit le chien"

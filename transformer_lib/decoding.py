@@ -40,6 +40,7 @@ from typing import Protocol
 import torch
 from torch import Tensor, nn
 
+from .checkpoint import Checkpoint
 from .sampling import check_sampling_args, draw_next
 from .tokenization import Vocab
 from .validation import (
@@ -418,31 +419,41 @@ def generate(model: Seq2SeqModel, src_ids: Tensor, tgt_vocab: Vocab, *, beam_siz
 class Translation:
     text: str  # the translation, detokenised by the target vocabulary
     tokens: list[str]  # the generated target tokens
-    unknown_words: list[str]  # source words missing from the source vocabulary (read as <unk>)
+    unknown_words: list[str]  # source words, as typed, missing from the source vocabulary (read as <unk>)
     src_ids: list[int]  # what the encoder read
     ids: list[int]  # the generated target ids, without <sos> and <eos>
     ended: bool  # the model produced <eos> (False: it stopped at the length limit)
 
     def __str__(self) -> str:
-        return self.text
+        """The text; and, when words were unknown, a second line saying which (``print`` shows it:
+        a model reading ``<unk>`` still writes fluent words)."""
+        if not self.unknown_words:
+            return self.text
+        words = ", ".join(repr(word) for word in dict.fromkeys(self.unknown_words))
+        return f"{self.text}\n(warning: not in the model's vocabulary, read as <unk>: {words})"
 
 
-def translate(model: Seq2SeqModel, sentence: str, src_vocab: Vocab | None = None, tgt_vocab: Vocab | None = None, *,
-              beam_size: int = 1, alpha: float = 0.6, max_len: int | None = None) -> Translation:
+def translate(model: Seq2SeqModel | Checkpoint, sentence: str, src_vocab: Vocab | None = None,
+              tgt_vocab: Vocab | None = None, *, beam_size: int = 1, alpha: float = 0.6,
+              max_len: int | None = None) -> Translation:
     """Translate one sentence: greedy with ``beam_size=1``, beam search otherwise.
 
-    The vocabularies default to the model's own (a model from ``checkpoint.load_checkpoint`` carries
-    them, with the tokenizer of its text); one that is not the model's own is refused
-    (``vocabularies.vocabularies_for``). ``max_len`` defaults to ``default_max_len``. A sentence
+    ``model`` may be a ``checkpoint.Checkpoint`` (``load_checkpoint``'s, ``pretrained.book_model()``):
+    its model is used. The vocabularies default to the model's own (a model from
+    ``checkpoint.load_checkpoint`` carries them, with the tokenizer of its text); one that is not the
+    model's own is refused (``vocabularies.vocabularies_for``). ``max_len`` defaults to ``default_max_len``. A sentence
     longer than the model's positional table is refused (``ValueError``: nothing is cut silently);
-    unknown words are read as ``<unk>`` and listed in ``unknown_words``.
+    unknown words are read as ``<unk>`` and listed in ``unknown_words`` as typed (a word of which
+    BPE finds an unknown piece, whole), and printing the result shows them.
     """
+    if isinstance(model, Checkpoint):
+        model = model.model
     check_sentence("sentence", sentence)
     vocabularies = vocabularies_for(model, src_vocab, tgt_vocab)
     src_vocab, tgt_vocab = vocabularies.src, vocabularies.tgt
     check_translation_model(model, src_vocab, tgt_vocab)
     check_positive_int("beam_size", beam_size)
-    ids, unknown = src_vocab.encode_with_unknowns(vocabularies.to_tokens(sentence))
+    ids, unknown = vocabularies.encode_with_unknowns(sentence)
     if not ids:
         raise ValueError(f"sentence: expected at least one token, got {sentence!r}")
     limit = max_decode_length(model)

@@ -41,6 +41,19 @@ class Vocabularies:
         check_sentence("sentence", sentence)
         return sentence if self.tokenizer is None else " ".join(self.tokenizer.tokenize(sentence))
 
+    def encode_with_unknowns(self, sentence: str) -> tuple[list[int], list[str]]:
+        """The source ids of ``sentence`` and its words that the source vocabulary lacks, as typed:
+        with a tokenizer, a word is unknown when any of its sub-words is (read as ``<unk>``)."""
+        if self.tokenizer is None:
+            return self.src.encode_with_unknowns(check_sentence("sentence", sentence))
+        ids, unknown = [], []
+        for word in check_sentence("sentence", sentence).split():
+            word_ids, missing = self.src.encode_with_unknowns(" ".join(self.tokenizer.tokenize(word)))
+            ids += word_ids
+            if missing:
+                unknown.append(word)
+        return ids, unknown
+
     def to_text(self, tokens: list[str]) -> str:
         """The text that target ``tokens`` spell (the inverse of ``to_tokens``)."""
         check_token_list("tokens", tokens)

@@ -13,7 +13,8 @@ and schedule), ``tokenization``'s BPE and collation, ``checkpoint``'s atomic wri
 * ``data``: parallel text files, BPE, the global batches and each process's share of them;
 * ``distributed``: the process group ``torchrun`` describes, DDP and FSDP2;
 * ``run``: the run itself, its progress lines, checkpoints and resume.
-* ``launch``: ``torchrun`` for this command, passing a usage or data error's status 2 on.
+* ``launch``: ``torchrun`` for this command, passing a usage or data error's status 2 on;
+* ``stops``: a run stopped by a signal, or left alone by a killed process, said in one line.
 """
 
 from .cli import main
