@@ -295,6 +295,7 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
         ('train.data.TextData.to_tokens', 'sentence'),
         ('training.TrainingHistory.first_reaching', 'metric'),
         ('training_step.check_batch', 'name'),
+        ('vocabularies.Vocabularies.encode_with_unknowns', 'sentence'),
         ('vocabularies.Vocabularies.to_tokens', 'sentence'),
         ('vocabulary.Vocab.encode', 'sentence'),
         ('vocabulary.Vocab.encode_with_unknowns', 'sentence'),

@@ -71,7 +71,13 @@ from transformer_lib.tokenization import Vocab
 from transformer_lib.train import data as train_data
 from transformer_lib.vocabulary import SpecialIds
 
-from . import sweep_calls_agreement, sweep_calls_beyond, sweep_calls_errors, sweep_calls_explorer
+from . import (
+    sweep_calls_agreement,
+    sweep_calls_beyond,
+    sweep_calls_errors,
+    sweep_calls_explorer,
+    sweep_calls_pretrained,
+)
 from .bad_input_sweep import (
     SWEEP_COUNT,
     SWEEP_OUTCOMES,
@@ -510,6 +516,8 @@ CALLS = {
     "vocabularies.Vocabularies": lambda: (vocabularies.Vocabularies, dict(src=VOCAB, tgt=VOCAB)),
     "vocabularies.Vocabularies.to_tokens": lambda: (vocabularies.Vocabularies(VOCAB, VOCAB).to_tokens,
                                                     dict(sentence="the cat sat")),
+    "vocabularies.Vocabularies.encode_with_unknowns": lambda: (vocabularies.Vocabularies(VOCAB, VOCAB)
+                                                               .encode_with_unknowns, dict(sentence="the cat")),
     "vocabularies.Vocabularies.to_text": lambda: (vocabularies.Vocabularies(VOCAB, VOCAB).to_text,
                                                   dict(tokens=["the", "cat"])),
     "vocabularies.Vocabularies.from_record": lambda: (vocabularies.Vocabularies.from_record, dict(
@@ -622,7 +630,6 @@ SLOW = "trains or evaluates a book-sized model (minutes): its arguments are test
 EXEMPT_PREFIXES = {
     **{prefix: "the checks themselves: they report the name they are given (tests/test_bad_input_*.py)"
        for prefix in ("validation.", "validation_tensors.", "validation_models.")},
-    "pretrained.": "loads, trains or writes the shipped models: tests/test_pretrained*.py test its arguments",
     "browser.explorers.": "widgets: every error becomes a message in the widget (tests/test_figures_explorers.py)",
     "browser.lm_explorer.LanguageModelExplorer": "a widget: every error becomes a message in it "
                                                  "(tests/test_live_lm.py)",
@@ -633,7 +640,8 @@ EXEMPT_PREFIXES = {
     **{prefix: "the torchrun command (python -m transformer_lib.train): trains a model (minutes, several "
                 "processes); train.cli's parser checks every option before any of this runs, and "
                 "tests/test_distributed.py tests bad options (exit 2, one line naming the option)"
-       for prefix in ("train.cli.", "train.run.", "train.distributed.", "train.demo.", "train.launch.")},
+       for prefix in ("train.cli.", "train.run.", "train.distributed.", "train.demo.", "train.launch.",
+                      "train.stops.")},
 }
 
 
@@ -700,7 +708,8 @@ OTHER_EXEMPT = {
 }
 # The calls and reasons of later modules, one file per group (chapter 9's models; agreement, relative positions
 # and the exercises; the whole-model explorer)
-for _group in (sweep_calls_agreement, sweep_calls_beyond, sweep_calls_errors, sweep_calls_explorer):
+for _group in (sweep_calls_agreement, sweep_calls_beyond, sweep_calls_errors, sweep_calls_explorer,
+               sweep_calls_pretrained):
     CALLS.update(_group.CALLS)
     OTHER_EXEMPT.update(_group.EXEMPT)
 

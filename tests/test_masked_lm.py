@@ -71,3 +71,12 @@ def test_bad_input(vocab) -> None:
         mask_tokens(torch.ones(1, 3).long(), vocab, 1.5)
     with pytest.raises(TypeError, match="vocab"):
         mask_id("vocab")
+
+
+def test_a_row_of_padding_alone_has_nothing_chosen(vocab) -> None:
+    ids = encode_sentences(["le chat", "le petit chat noir"], vocab)
+    ids = torch.cat([ids, torch.full_like(ids[:1], vocab.pad_id)])  # a third row: padding only
+    for seed in range(20):
+        inputs, targets = mask_tokens(ids, vocab, 0.15, torch.Generator().manual_seed(seed))
+        assert (targets[2] == IGNORE).all() and torch.equal(inputs[2], ids[2])  # never <pad> to predict
+        assert (targets[:2] != IGNORE).any(1).all()  # the other rows still teach something

@@ -174,3 +174,17 @@ def test_training_with_paper_adam_imports_no_compiler() -> None:
     )
     out = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "True"]  # the second line: torch's own Adam does import it
+
+
+def test_complex_parameters_and_sparse_gradients_are_refused_as_torch_refuses():
+    with pytest.raises(ValueError, match=r"^params: expected real parameters, got a complex one of shape \(2,\)"):
+        paper_adam([nn.Parameter(torch.randn(2, dtype=torch.complex64))])
+    with pytest.raises(ValueError, match=r"^params: expected real parameters"):
+        paper_adam([{"params": [nn.Parameter(torch.randn(2, dtype=torch.complex128))]}])
+    param = nn.Parameter(torch.randn(3))
+    param.grad = torch.randn(3).to_sparse()
+    with pytest.raises(RuntimeError) as theirs:
+        torch.optim.Adam([param]).step()
+    with pytest.raises(RuntimeError) as ours:
+        paper_adam([param]).step()
+    assert str(ours.value) == str(theirs.value).replace("Adam", "PaperAdam", 1)

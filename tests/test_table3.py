@@ -96,3 +96,19 @@ def test_claims_say_what_every_seed_says():
     assert table3_claim(data, "heads_1", 20).startswith("worse (-10.0 points on the median seed; -10.0 to -5.0")
     # perplexity: lower is better (here 2 - exact match: heads_1 is higher on every seed)
     assert table3_claim(data, "heads_1", 20, "perplexity").startswith("worse (+0.100 on the median seed")
+
+
+def test_bad_table_and_run_are_named_and_nan_is_refused_not_printed_as_a_percentage():
+    from transformer_lib.pretrained.ablations import compare_with_table3, load_table3, table3_effect
+    data = load_table3()
+    budget = str(data["budgets"][0])
+    with pytest.raises(ValueError, match=r"^run\['budgets'\]\['" + budget + r"'\]\['exact_match'\]: expected a finite"):
+        compare_with_table3(data, {"variant": "rope", "seed": 0, "budgets": {budget: {"exact_match": float("nan")}}})
+    with pytest.raises(ValueError, match=r"^run: expected the result of run_table3, with 'variant'"):
+        compare_with_table3(data, {"seed": 0})  # was a bare KeyError: 'variant'
+    with pytest.raises(ValueError, match=r"^data: expected the JSON of benchmarks/table3.py"):
+        compare_with_table3({"rows": {}}, {"variant": "rope", "seed": 0, "budgets": {}})
+    with pytest.raises(TypeError, match=r"^variant: expected a variant of the stored table"):
+        table3_effect(data, ["rope"], data["budgets"][0])  # was a bare TypeError: unhashable type: 'list'
+    with pytest.raises(ValueError, match=r"^data: expected the JSON"):
+        table3_effect({}, "rope", data["budgets"][0])  # was a bare KeyError: 'rows'

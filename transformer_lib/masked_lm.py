@@ -64,7 +64,8 @@ def mask_tokens(ids: Tensor, vocab: Vocab, rate: float = BERT_MASK_RATE, generat
     noise = torch.rand(ids.shape, generator=generator)
     chosen = real & (noise < rate)
     first_real = torch.where(real, noise, torch.full_like(noise, 2.0)).argmin(dim=1)  # the least noise
-    chosen[torch.arange(len(ids)), first_real] = True  # every sentence teaches something
+    rows = real.any(dim=1)  # a row of padding alone has no word to choose: it teaches nothing
+    chosen[torch.arange(len(ids))[rows], first_real[rows]] = True  # every sentence teaches something
     how = torch.rand(ids.shape, generator=generator)
     inputs = ids.clone()
     inputs[chosen & (how < 0.8)] = mask_id(vocab)

@@ -72,6 +72,12 @@ class PaperAdam(Optimizer):
     # __wrapped__ is the method itself.
     def add_param_group(self, param_group: dict) -> None:
         Optimizer.add_param_group.__wrapped__(self, param_group)
+        for param in self.param_groups[-1]["params"]:
+            # torch.optim.Adam steps a complex parameter as a pair of reals; the update written out in
+            # step() would square it as a complex number, and silently differ: refused instead.
+            if param.is_complex():
+                raise ValueError(f"params: expected real parameters, got a complex one of shape "
+                                 f"{tuple(param.shape)} (torch.optim.Adam steps it as its real and imaginary parts)")
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         Optimizer.zero_grad.__wrapped__(self, set_to_none)
@@ -85,6 +91,9 @@ class PaperAdam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             for param in (p for p in group["params"] if p.grad is not None):
+                if param.grad.is_sparse:  # as torch.optim.Adam refuses them, in the same words
+                    raise RuntimeError("PaperAdam does not support sparse gradients, please consider "
+                                       "SparseAdam instead")
                 state = self.state[param]
                 if not state:
                     state.update(step=torch.tensor(0.0), exp_avg=torch.zeros_like(param),

@@ -34,7 +34,7 @@ from ..multi_head_attention import MultiHeadAttention
 from ..residual import without_residuals
 from ..tokenization import make_batches
 from ..training import label_smoothed_cross_entropy
-from ..validation import check_instance, check_positive_int
+from ..validation import check_bool, check_instance, check_int, check_number, check_positive_int
 from .recipe import BOOK_RECIPE, BookRecipe, book_corpus, book_vocabularies, train_book_model
 
 
@@ -208,11 +208,32 @@ def load_table3(path: Path | str = TABLE3_PATH) -> dict:
     return json.loads(Path(path).read_text())
 
 
+TABLE3_DATA = "the JSON of benchmarks/table3.py (load_table3())"
+
+
+def _check_table3(data: object) -> dict:
+    """``data`` must be what ``load_table3`` reads: a dict with its budgets, rows and runs."""
+    check_instance("data", data, dict, TABLE3_DATA)
+    kinds = {"budgets": list, "rows": dict, "runs": list}
+    if any(not isinstance(data.get(key), kind) for key, kind in kinds.items()):
+        raise ValueError(f"data: expected {TABLE3_DATA}, a dict with 'budgets' (a list), 'rows' (a dict) and "
+                         f"'runs' (a list), got a dict with keys {sorted(map(str, data))}")
+    return data
+
+
+def _check_name(name: str, value: object, names: list[str], what: str) -> str:
+    check_instance(name, value, str, f"{what}, one of {names}")
+    if value not in names:
+        raise ValueError(f"{name}: expected {what}, one of {names}, got {value!r}")
+    return value
+
+
 def table3_at(data: dict, budget: int) -> dict:
     """``data`` at one step budget, in the shape of the paper ledger's results (a run per variant and
     seed, with its measures), for ``figures.ledger.ledger_effects_figure(..., base="base")``."""
-    check_instance("data", data, dict, "the JSON of benchmarks/table3.py (load_table3())")
-    if str(budget) not in map(str, data.get("budgets", [])):
+    _check_table3(data)
+    check_int("budget", budget)
+    if str(budget) not in map(str, data["budgets"]):
         raise ValueError(f"budget: expected one of the measured budgets {data.get('budgets')}, got {budget!r}")
     runs = [{"variant": r["variant"], "seed": r["seed"], **r["budgets"][str(budget)]} for r in data["runs"]]
     return {"rows": dict(data["rows"]), "runs": runs}
@@ -221,20 +242,26 @@ def table3_at(data: dict, budget: int) -> dict:
 def table3_effect(data: dict, variant: str, budget: int, measure: str = "exact_match") -> dict[str, float]:
     """The paired effect of ``variant`` on ``measure`` at ``budget`` steps: the min, median, max (and
     mean) over seeds of (variant - base), seed by seed."""
-    check_instance("data", data, dict, "the JSON of benchmarks/table3.py (load_table3())")
-    if variant not in data["rows"]:
-        raise ValueError(f"variant: expected one of {sorted(data['rows'])}, got {variant!r}")
+    _check_table3(data)
+    _check_name("variant", variant, sorted(data["rows"]), "a variant of the stored table")
     budgets = data["rows"][variant]["budgets"]
+    check_int("budget", budget)
     if str(budget) not in budgets:
         raise ValueError(f"budget: expected one of {sorted(budgets, key=int)}, got {budget!r}")
-    if measure not in budgets[str(budget)]:
-        raise ValueError(f"measure: expected one of {sorted(budgets[str(budget)])}, got {measure!r}")
+    _check_name("measure", measure, sorted(budgets[str(budget)]), "a stored measure")
     return budgets[str(budget)][measure]["effect"]
 
 
 def verdict(effect: dict[str, float], lower_is_better: bool = False) -> str:
     """"better" or "worse" when every seed's paired difference has the same sign, else "within the
     spread of seeds": a claim about a training choice that the seeds back, or the words that say they don't."""
+    check_instance("effect", effect, dict, "a paired effect (table3_effect), with 'min' and 'max'")
+    if not {"min", "max"} <= effect.keys():
+        raise ValueError(f"effect: expected a paired effect (table3_effect) with 'min' and 'max', got keys "
+                         f"{sorted(map(str, effect))}")
+    for key in ("min", "max"):
+        check_number(f"effect['{key}']", effect[key])
+    check_bool("lower_is_better", lower_is_better)
     if effect["min"] > 0 or effect["max"] < 0:
         return "better" if (effect["min"] > 0) != lower_is_better else "worse"
     return "within the spread of seeds"
@@ -244,7 +271,7 @@ def table3_text(data: dict) -> str:
     """Table 3 as text: per variant, at each budget, the exact match's median [min, max] over seeds and
     its paired change against the base (percentage points: median [min, max]), the range of the paired
     change in perplexity, and the paper's development-set perplexity and BLEU for its nearest row."""
-    budgets = [str(b) for b in data["budgets"]]
+    budgets = [str(b) for b in _check_table3(data)["budgets"]]
     head = "".join(f" | {'exact match at ' + b + ' steps':^41} | {'Δ perplexity':^15}" for b in budgets)
     lines = [f"{'row':4} {'variant':<30}{head} | paper: row, PPL, BLEU",
              f"{'':4} {'':<30}" + f" | {'median [min, max]':>19} {'Δ, paired':>21} | {'[min, max]':>15}"
@@ -270,7 +297,8 @@ def compare_with_table3(data: dict, run: dict) -> str:
     """How one run of ``run_table3`` (a reader's, on their machine) compares with the stored seeds: its
     exact match at each budget against the stored [min, max], and its change against the stored base
     run of the same seed against the stored spread of that change."""
-    check_instance("run", run, dict, "the result of run_table3")
+    _check_table3(data)
+    _check_run(run)
     name, seed = run["variant"], run["seed"]
     if name not in data["rows"]:
         raise ValueError(f"run: variant {name!r} is not in the stored table ({sorted(data['rows'])})")
@@ -290,6 +318,23 @@ def compare_with_table3(data: dict, run: dict) -> str:
             lines.append(f"  against the stored base of seed {seed}: {100 * change:+.1f} points; stored changes "
                          f"{100 * effect['min']:+.1f} to {100 * effect['max']:+.1f}")
     return "\n".join(lines)
+
+
+def _check_run(run: object) -> None:
+    """``run`` must be what ``run_table3`` returns: its variant, seed, and a finite exact match in [0, 1]
+    at each budget (a NaN would print as "nan%")."""
+    check_instance("run", run, dict, "the result of run_table3")
+    if not isinstance(run.get("variant"), str) or not isinstance(run.get("seed"), int) \
+            or not isinstance(run.get("budgets"), dict):
+        raise ValueError(f"run: expected the result of run_table3, with 'variant' (a str), 'seed' (an int) and "
+                         f"'budgets' (a dict), got a dict with keys {sorted(map(str, run))}")
+    for step, measures in run["budgets"].items():
+        where = f"run['budgets'][{step!r}]"
+        if not isinstance(measures, dict) or "exact_match" not in measures:
+            raise ValueError(f"{where}: expected the measures at that budget, with 'exact_match', got {measures!r:.80}")
+        value = check_number(f"{where}['exact_match']", measures["exact_match"])
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"{where}['exact_match']: expected a share in [0, 1], got {value}")
 
 
 def table3_claim(data: dict, variant: str, budget: int, measure: str = "exact_match") -> str:
