@@ -92,7 +92,7 @@ def report_stop(signum: int, args: argparse.Namespace | None, checkpoint: str) -
 
     name = signal.Signals(signum).name
     if os.environ.get("RANK", "0") == "0":
-        line = f"{PROG}: stopped by {name} before the run began; nothing was saved"
+        line = f"{PROG}: stopped by {name} before the run began; nothing was changed"
         if args is not None:
             out = Path(args.out).resolve()
             line = (f"{PROG}: stopped by {name}; nothing saved in {out} yet (the first checkpoint comes at step "
