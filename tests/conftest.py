@@ -55,7 +55,6 @@ LONGEST_FIRST = (
     "book/07_training_inference.ipynb",
     "book/distributed.ipynb",
     "tests/test_pretrained.py",
-    "tests/test_training_split.py",
     "tests/test_snapshots.py",
     "tests/test_convert.py",
     "tests/test_decoding_steps.py",
