@@ -362,7 +362,7 @@ def from_bert(state_dict: Mapping[str, Tensor], config: object) -> EncoderOnlyTr
     if not has_pooler:
         del names["pooler.dense.weight"], names["pooler.dense.bias"]
     bert = _check_state_dict(body, {k: shape for k, (_, shape) in names.items()}, set(), prefix, "BERT")
-    # the decoder's weight is the token embedding unless untied; its bias is "bias" (one tensor, two names)
+    # the decoder's weight is the token embedding unless untied; its bias is "bias" (tied: one tensor, two names)
     optional = {"decoder.bias"} | ({"decoder.weight"} if ours.tie_output_embedding else set())
     mlm = _check_state_dict(head, _bert_head_shapes(ours), optional, BERT_HEAD, "BERT masked-LM head") if head else {}
     dtype = _common_dtype({prefix + k: v for k, v in bert.items()} | {BERT_HEAD + k: v for k, v in mlm.items()})
@@ -380,7 +380,7 @@ def from_bert(state_dict: Mapping[str, Tensor], config: object) -> EncoderOnlyTr
     weights = {mine: bert[theirs] for theirs, (mine, _) in names.items()}
     weights["mlm_head.weight"] = mlm.get("decoder.weight", weights["embed.token.embedding.weight"])
     zero = weights["embed.norm.bias"].new_zeros(ours.src_vocab_size)
-    weights["mlm_head.bias"] = mlm.get("bias", zero)
+    weights["mlm_head.bias"] = mlm.get("decoder.bias", mlm.get("bias", zero))  # the one the decoder adds
     for mine, theirs in (("0", "dense"), ("2", "LayerNorm")) if mlm else ():
         for part in ("weight", "bias"):
             weights[f"mlm_transform.{mine}.{part}"] = mlm[f"transform.{theirs}.{part}"]
@@ -389,8 +389,8 @@ def from_bert(state_dict: Mapping[str, Tensor], config: object) -> EncoderOnlyTr
 
 
 def _check_bert_head(mlm: dict[str, Tensor], embedding: Tensor, tied: bool) -> None:
-    """The head's bias equal under its two names; its decoder the token embedding if tied."""
-    if "decoder.bias" in mlm and not torch.equal(mlm["bias"], mlm["decoder.bias"]):
+    """If tied, the head's bias the same under its two names, and its decoder the token embedding."""
+    if tied and "decoder.bias" in mlm and not torch.equal(mlm["bias"], mlm["decoder.bias"]):
         raise ValueError(f"state_dict[{BERT_HEAD + 'decoder.bias'!r}]: expected {BERT_HEAD}bias (BERT ties the "
                          "two), got another vector")
     if tied and "decoder.weight" in mlm and not torch.equal(mlm["decoder.weight"], embedding):
