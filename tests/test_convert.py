@@ -109,14 +109,20 @@ def gpt2_pair(seed, dtype):
     return config, theirs, from_gpt2(theirs.state_dict(), config)
 
 
+def gpt2_case(seed, dtype, length):
+    """``gpt2_pair``, and its ``gpt2_batch`` of ``length`` (at most the positions the config has)."""
+    config, theirs, ours = gpt2_pair(seed, dtype)
+    ids, mask = gpt2_batch(config.vocab_size, config.eos_token_id, min(length, config.n_positions),
+                           torch.Generator().manual_seed(seed))
+    return config, theirs, ours, ids, mask
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("seed", range(N_CONFIGS))
 def test_gpt2_is_the_decoder_only_transformer(seed, dtype):
-    config, theirs, ours = gpt2_pair(seed, dtype)
+    _, theirs, ours, batch, batch_mask = gpt2_case(seed, dtype, 9)
     assert isinstance(ours, DecoderOnlyTransformer) and next(ours.parameters()).dtype == dtype
     assert ours.config.pad_id is None  # GPT-2 masks no id: <|endoftext|> is a token like any other
-    batch, batch_mask = gpt2_batch(config.vocab_size, config.eos_token_id, min(9, config.n_positions),
-                                   torch.Generator().manual_seed(seed))
     for ids, mask, label in ((batch[:1], None, "<|endoftext|> first, no mask"),
                              (batch[1:2], None, "<|endoftext|> inside and in the padding, no mask"),
                              (batch, batch_mask, "padded batch")):
@@ -135,9 +141,7 @@ def test_gpt2_is_the_decoder_only_transformer(seed, dtype):
 @pytest.mark.parametrize("seed", range(N_CONFIGS))
 def test_a_padded_gpt2_batch_is_its_rows_alone(seed, dtype):
     """Right-padding, marked by the attention mask, changes nothing at a row's real tokens."""
-    config, _, ours = gpt2_pair(seed, dtype)
-    ids, mask = gpt2_batch(config.vocab_size, config.eos_token_id, min(9, config.n_positions),
-                           torch.Generator().manual_seed(seed))
+    _, _, ours, ids, mask = gpt2_case(seed, dtype, 9)
     with torch.no_grad():
         batched = ours(ids, attention_mask=mask)
         for row in range(ids.shape[0]):
@@ -149,9 +153,7 @@ def test_a_padded_gpt2_batch_is_its_rows_alone(seed, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("seed", range(N_CONFIGS))
 def test_gpt2_through_the_cache_is_gpt2_without_it(seed, dtype):
-    config, theirs, ours = gpt2_pair(seed, dtype)
-    ids, mask = gpt2_batch(config.vocab_size, config.eos_token_id, min(8, config.n_positions),
-                           torch.Generator().manual_seed(seed))
+    _, theirs, ours, ids, mask = gpt2_case(seed, dtype, 8)
     with torch.no_grad():
         full = theirs(ids, attention_mask=mask).logits  # (3, T, V), no cache
         cache = ours.new_cache()
