@@ -1,3 +1,4 @@
+import collections
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -54,7 +55,6 @@ LONGEST_FIRST = (
     "book/07_training_inference.ipynb",
     "book/distributed.ipynb",
     "tests/test_pretrained.py",
-    "tests/test_training_split.py",
     "tests/test_snapshots.py",
     "tests/test_convert.py",
     "tests/test_decoding_steps.py",
@@ -153,3 +153,38 @@ def reader_venv() -> Path:
     """The reader's environment (tests/reader_env.py: created once, then reused), for the tests that
     install the package there and run it as a reader does (test_jupyterlab, test_installed)."""
     return reader_env.reader_venv()
+
+
+# The bad-input sweep's tally (tests/bad_input_sweep.py counts its cases), printed at the end of the run:
+# a summary, not a test, so that it cannot pass on a sweep that ran nothing (each argument's test fails
+# when it has no bad value to try). Under pytest-xdist each worker hands its tally to the controller.
+SWEEP_TALLY = "bad_input_sweep"
+SWEEP_TALLY_KEY = pytest.StashKey[collections.Counter]()
+
+
+def _sweep_tally() -> collections.Counter:
+    from .bad_input_sweep import SWEEP_COUNT, SWEEP_OUTCOMES
+
+    return collections.Counter(cases=SWEEP_COUNT["cases"], **collections.Counter(SWEEP_OUTCOMES.values()))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    tally = _sweep_tally()
+    if hasattr(session.config, "workeroutput"):  # an xdist worker: the controller prints it
+        session.config.workeroutput[SWEEP_TALLY] = dict(tally)
+    else:
+        session.config.stash.setdefault(SWEEP_TALLY_KEY, collections.Counter()).update(tally)
+
+
+@pytest.hookimpl(optionalhook=True)  # a hook of pytest-xdist, on the controller, as each worker ends
+def pytest_testnodedown(node: object, error: object) -> None:
+    output = getattr(node, "workeroutput", {}).get(SWEEP_TALLY)
+    if output:
+        node.config.stash.setdefault(SWEEP_TALLY_KEY, collections.Counter()).update(output)
+
+
+def pytest_terminal_summary(terminalreporter: object, config: pytest.Config) -> None:
+    tally = config.stash.get(SWEEP_TALLY_KEY, collections.Counter())
+    if tally["cases"]:
+        terminalreporter.write_line(f"bad-input sweep: {tally['cases']} cases, {tally['refused']} refused naming "
+                                    f"the argument, {tally['accepted']} accepted for a stated reason")

@@ -14,7 +14,9 @@ import sys
 
 
 def worker(rank: int, world_size: int, runs: list[tuple[int, list[str]]]) -> None:
-    """Run the command once per (port, argv) of ``runs``, as process ``rank`` of ``world_size``."""
+    """Run the command once per (port, argv) of ``runs``, as process ``rank`` of ``world_size``:
+    each run meets at a store the parent holds open on ``port``, which every process joins as a
+    client, as under torchrun (``TORCHELASTIC_USE_AGENT_STORE``: the launcher's store, not rank 0's)."""
     import torch
 
     from transformer_lib.train.cli import main
@@ -22,7 +24,7 @@ def worker(rank: int, world_size: int, runs: list[tuple[int, list[str]]]) -> Non
     torch.set_num_threads(1)
     for port, argv in runs:
         os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world_size),
-                          MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+                          MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), TORCHELASTIC_USE_AGENT_STORE="True")
         status = main(argv)
         if status != 0:
             raise SystemExit(status)

@@ -2,9 +2,11 @@
 own ``GPT2LMHeadModel`` and ``BertModel``: random weights from ``transformers``' configs, no download.
 
 Logits, every hidden state, every attention map and BERT's pooler agree within 1e-5 in float32 and
-1e-10 in float64, with and without padding, for ten random configurations of each; GPT-2 also step by
-step through the key/value cache. ``transformers`` is a test dependency (requirements.txt), not the
-package's.
+1e-10 in float64, with and without padding (an attention mask, as Hugging Face's), for ten random
+configurations of each; GPT-2 also step by step through the key/value cache, with ``<|endoftext|>``
+at the start, in the middle and at the end of a row, and a padded batch equals its rows run alone.
+BERT's masked-LM head: tests/test_convert_bert.py. ``transformers`` is a test dependency
+(requirements.txt), not the package's.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from transformer_lib.config import TransformerConfig  # noqa: E402
 from transformer_lib.convert import from_bert, from_gpt2, to_gpt2  # noqa: E402
 from transformer_lib.models import DecoderOnlyTransformer, InputEmbedding  # noqa: E402
 from transformer_lib.pretrained.hub_references import load_reference  # noqa: E402
+from transformer_lib.sampling import sample_continuation  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import hub_references  # noqa: E402  (tools/hub_references.py: the stored models' maker)
@@ -44,7 +47,9 @@ def random_gpt2_config(seed: int) -> GPT2Config:
         n_head=heads, n_inner=rng.choice([None, rng.randint(8, 40)]),
         activation_function=rng.choice(["gelu_new", "gelu", "relu"]),
         layer_norm_epsilon=rng.choice([1e-5, 1e-6]), tie_word_embeddings=rng.random() < 0.7,
-        eos_token_id=vocab - 1, bos_token_id=vocab - 1, attn_implementation="eager",
+        attn_implementation="eager",
+        # <|endoftext|> inside the vocabulary, or GPT2Config's default 50256 outside it (transformers runs both)
+        **rng.choice([dict(eos_token_id=vocab - 1, bos_token_id=vocab - 1), {}]),
     )
 
 
@@ -84,13 +89,17 @@ def assert_close(ours, theirs, dtype, what):
     assert deviation <= TOLERANCE[dtype], f"{what}: deviation {deviation:.2e} > {TOLERANCE[dtype]:.0e}"
 
 
-def ids_with_padding(vocab_size, pad_id, length, generator, low=0):
-    """Two rows of real tokens (never the padding id); the second ends in padding."""
-    ids = torch.randint(low, vocab_size - 1, (2, length), generator=generator)
-    ids[ids >= pad_id] += 1 if pad_id < vocab_size - 1 else 0
-    ids[ids == pad_id] = (pad_id + 1) % vocab_size
-    ids[1, length - 3:] = pad_id
-    return ids
+def gpt2_batch(vocab_size, eos, length, generator):
+    """Three rows of any ids, <|endoftext|> (``eos``, when inside the vocabulary) at the start of the first,
+    in the middle of the second and at the end of the third; the last two end in padding (attention mask
+    0) of any id, <|endoftext|> included. Returns (ids, attention_mask)."""
+    ids = torch.randint(0, vocab_size, (3, length), generator=generator)
+    mask = torch.ones_like(ids)
+    if eos < vocab_size:
+        ids[0, 0], ids[1, length // 2], ids[2, length - 4] = eos, eos, eos
+        ids[2, length - 1] = eos  # padding that happens to be <|endoftext|>: the mask says it is padding
+    mask[1, length - 2:], mask[2, length - 3:] = 0, 0
+    return ids, mask
 
 
 def gpt2_pair(seed, dtype):
@@ -100,38 +109,98 @@ def gpt2_pair(seed, dtype):
     return config, theirs, from_gpt2(theirs.state_dict(), config)
 
 
+def gpt2_case(seed, dtype, length):
+    """``gpt2_pair``, and its ``gpt2_batch`` of ``length`` (at most the positions the config has)."""
+    config, theirs, ours = gpt2_pair(seed, dtype)
+    ids, mask = gpt2_batch(config.vocab_size, config.eos_token_id, min(length, config.n_positions),
+                           torch.Generator().manual_seed(seed))
+    return config, theirs, ours, ids, mask
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("seed", range(N_CONFIGS))
 def test_gpt2_is_the_decoder_only_transformer(seed, dtype):
-    config, theirs, ours = gpt2_pair(seed, dtype)
+    _, theirs, ours, batch, batch_mask = gpt2_case(seed, dtype, 9)
     assert isinstance(ours, DecoderOnlyTransformer) and next(ours.parameters()).dtype == dtype
-    generator = torch.Generator().manual_seed(seed)
-    length = min(9, config.n_positions)
-    padded = ids_with_padding(config.vocab_size, ours.config.pad_id, length, generator)
-    for ids, label in ((padded[:1], "no padding"), (padded, "padding")):
-        mask = (ids != ours.config.pad_id).long()
+    assert ours.config.pad_id is None  # GPT-2 masks no id: <|endoftext|> is a token like any other
+    for ids, mask, label in ((batch[:1], None, "<|endoftext|> first, no mask"),
+                             (batch[1:2], None, "<|endoftext|> inside and in the padding, no mask"),
+                             (batch, batch_mask, "padded batch")):
         with torch.no_grad():
             out = theirs(ids, attention_mask=mask, output_hidden_states=True, output_attentions=True)
-        logits, states = hidden_states(ours, ours.blocks, ids)
+        logits, states = hidden_states(ours, ours.blocks, ids, attention_mask=mask)
         assert_close(logits, out.logits, dtype, f"logits, {label}")
         for i, (mine, hf) in enumerate(zip(states, out.hidden_states, strict=True)):
             assert_close(mine, hf, dtype, f"hidden state {i}, {label}")
-        maps = capture_attention(ours, ids).decoder_self
+        maps = capture_attention(ours, ids, attention_mask=mask).decoder_self
         for i, (mine, hf) in enumerate(zip(maps, out.attentions, strict=True)):
             assert_close(mine, hf, dtype, f"attention of layer {i}, {label}")
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("seed", range(N_CONFIGS))
-def test_gpt2_through_the_cache_is_gpt2_without_it(seed, dtype):
-    config, theirs, ours = gpt2_pair(seed, dtype)
-    ids = ids_with_padding(config.vocab_size, ours.config.pad_id, min(8, config.n_positions),
-                           torch.Generator().manual_seed(seed))[:1]
+def test_a_padded_gpt2_batch_is_its_rows_alone(seed, dtype):
+    """Right-padding, marked by the attention mask, changes nothing at a row's real tokens."""
+    _, _, ours, ids, mask = gpt2_case(seed, dtype, 9)
     with torch.no_grad():
-        full = theirs(ids).logits  # (1, T, V), no cache
+        batched = ours(ids, attention_mask=mask)
+        for row in range(ids.shape[0]):
+            length = int(mask[row].sum())
+            alone = ours(ids[row:row + 1, :length])
+            assert_close(batched[row:row + 1, :length], alone, dtype, f"row {row} in the batch and alone")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("seed", range(N_CONFIGS))
+def test_gpt2_through_the_cache_is_gpt2_without_it(seed, dtype):
+    _, theirs, ours, ids, mask = gpt2_case(seed, dtype, 8)
+    with torch.no_grad():
+        full = theirs(ids, attention_mask=mask).logits  # (3, T, V), no cache
         cache = ours.new_cache()
-        steps = [ours(ids[:, :3], cache)] + [ours(ids[:, t:t + 1], cache) for t in range(3, ids.shape[1])]
+        steps = [ours(ids[:, :3], cache, attention_mask=mask[:, :3])]
+        steps += [ours(ids[:, t:t + 1], cache, attention_mask=mask[:, t:t + 1]) for t in range(3, ids.shape[1])]
     assert_close(torch.cat(steps, dim=1), full, dtype, "logits through the cache")
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_sampling_stops_on_endoftext_as_transformers_generate_does(seed):
+    """Greedy continuation: the library's tokens are GPT-2's ``generate``'s, up to and with the first
+    <|endoftext|>, which the library can draw (it is no padding) and stops on."""
+    config, theirs, ours = gpt2_pair(seed, torch.float64)
+    prompt = torch.randint(0, config.vocab_size, (1, 3), generator=torch.Generator().manual_seed(seed))
+    steps = config.n_positions - 3
+    (free,) = sample_continuation(ours, prompt, max_new_tokens=steps, temperature=0)
+    eos = free[steps // 2]  # a token greedy decoding writes: made <|endoftext|>, it must end the row there
+    (ended,) = sample_continuation(ours, prompt, max_new_tokens=steps, temperature=0, eos_id=eos)
+    with torch.no_grad():
+        generated = theirs.generate(prompt, attention_mask=torch.ones_like(prompt), do_sample=False,
+                                    max_new_tokens=steps, eos_token_id=eos, pad_token_id=eos)
+    theirs_new = generated[0, 3:].tolist()
+    assert ended == theirs_new[:theirs_new.index(eos) + 1] == free[:free.index(eos) + 1]
+    assert ended[-1] == eos and len(ended) <= steps // 2 + 1
+
+
+def test_gpt2_config_ids_outside_the_vocabulary_are_bookkeeping():
+    """GPT2Config(vocab_size=50) keeps <|endoftext|> = 50256, as transformers runs it: the library needs
+    no special id of GPT-2's, so it reads none (the one it used to mask came from there)."""
+    config = GPT2Config(vocab_size=50, n_layer=1, n_head=2, n_embd=16, n_positions=16, pad_token_id=60000,
+                        attn_implementation="eager")
+    theirs = hf_model(GPT2LMHeadModel, config, torch.float64, 0)
+    ours = from_gpt2(theirs.state_dict(), config)
+    ids = torch.tensor([[49, 3, 4, 5, 6, 0]])
+    with torch.no_grad():
+        assert_close(ours(ids), theirs(ids).logits, torch.float64, "logits")
+
+
+def test_the_issues_gpt2_with_endoftext_first():
+    """The report: GPT2Config(n_layer=2, n_head=4, n_embd=32, vocab_size=50, n_positions=16, bos=eos=49),
+    ids [[49, 3, 4, 5, 6]] (0.092 apart when <|endoftext|> was masked as padding)."""
+    config = GPT2Config(n_layer=2, n_head=4, n_embd=32, vocab_size=50, n_positions=16, bos_token_id=49,
+                        eos_token_id=49, attn_implementation="eager")
+    theirs = hf_model(GPT2LMHeadModel, config, torch.float64, 0)
+    ids = torch.tensor([[49, 3, 4, 5, 6]])
+    with torch.no_grad():
+        assert_close(from_gpt2(theirs.state_dict(), config)(ids), theirs(ids).logits, torch.float64, "logits")
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
@@ -141,16 +210,21 @@ def test_bert_is_the_encoder_only_transformer(seed, dtype):
     theirs = hf_model(BertModel, config, dtype, seed)
     ours = from_bert(theirs.state_dict(), config)
     generator = torch.Generator().manual_seed(seed)
-    padded = ids_with_padding(config.vocab_size, 0, min(9, config.max_position_embeddings), generator, low=1)
+    # any ids, [PAD] (0) included, which BERT attends to unless the attention mask says it is padding
+    padded = torch.randint(0, config.vocab_size, (2, min(9, config.max_position_embeddings)), generator=generator)
+    padded[0, 2], padded[1, -3:] = 0, 0
+    padding = torch.ones_like(padded)
+    padding[1, -3:] = 0
     types = torch.randint(0, config.type_vocab_size, padded.shape, generator=generator)
-    for ids, segments, label in ((padded[:1], types[:1], "no padding"), (padded, types, "padding")):
+    for ids, segments, mask, label in ((padded[:1], types[:1], None, "no padding, [PAD] inside"),
+                                       (padded, types, padding, "padding")):
         with torch.no_grad():
-            out = theirs(ids, attention_mask=(ids != 0).long(), token_type_ids=segments,
+            out = theirs(ids, attention_mask=mask, token_type_ids=segments,
                          output_hidden_states=True, output_attentions=True)
         with keep_attention_weights(ours):  # the book's capture, here with the segments too
-            encoded, states = hidden_states(ours, ours.encoder, ids, token_type_ids=segments)
+            encoded, states = hidden_states(ours, ours.encoder, ids, token_type_ids=segments, attention_mask=mask)
             maps = [layer.self_attn.last_weights for layer in ours.encoder.layers]
-        assert_close(ours.encode(ids, segments), out.last_hidden_state, dtype, f"last hidden state, {label}")
+        assert_close(ours.encode(ids, segments, mask), out.last_hidden_state, dtype, f"last hidden state, {label}")
         for i, (mine, hf) in enumerate(zip(states, out.hidden_states, strict=True)):
             assert_close(mine, hf, dtype, f"hidden state {i}, {label}")
         assert_close(ours.pool(states[-1]), out.pooler_output, dtype, f"pooler, {label}")
@@ -167,6 +241,11 @@ def test_to_gpt2_gives_back_the_same_tensors(seed):
     for name, tensor in state_dict.items():
         assert torch.equal(back[name], tensor), name
     assert from_gpt2(back, gpt2_kwargs).config == from_gpt2(state_dict, config).config
+    theirs = GPT2LMHeadModel(GPT2Config(**gpt2_kwargs, attn_implementation="eager")).eval()
+    theirs.load_state_dict(back, strict=True)  # what to_gpt2 wrote opens in transformers, and computes the same
+    ids = torch.randint(0, config.vocab_size, (2, 7), generator=torch.Generator().manual_seed(seed))
+    with torch.no_grad():
+        assert_close(theirs(ids).logits, from_gpt2(state_dict, config)(ids), torch.float32, "logits after the trip")
 
 
 def test_a_library_model_opens_in_transformers():
@@ -216,7 +295,16 @@ BAD_GPT2 = {
         ValueError, r"state_dict\['transformer\.h\.0\.attn\.c_attn\.weight'\]: expected shape \(\d+, \d+\)"),
     "one tensor in float64": (
         lambda sd, c, b: ({**sd, "transformer.wpe.weight": sd["transformer.wpe.weight"].double()}, c),
-        TypeError, r"state_dict\['transformer\.wpe\.weight'\]: expected .* dtype torch\.float32"),
+        TypeError, r"state_dict\['transformer\.wpe\.weight'\]: expected dtype torch\.float32"),
+    # the first tensor read is the odd one: named, against the dtype of the others (not the other way round)
+    "the first tensor in float64": (
+        lambda sd, c, b: ({"transformer.wte.weight": sd["transformer.wte.weight"].double(),
+                           **_without(sd, "transformer.wte.")}, c), TypeError,
+        r"state_dict\['transformer\.wte\.weight'\]: expected dtype torch\.float32, as \d+ of the \d+ tensors are, "
+        r"got torch\.float64"),
+    "an integer tensor": (
+        lambda sd, c, b: ({**sd, "transformer.ln_f.bias": sd["transformer.ln_f.bias"].long()}, c), TypeError,
+        r"state_dict\['transformer\.ln_f\.bias'\]: expected a floating-point tensor of dtype torch\.float32"),
     "an unknown config key": (lambda sd, c, b: (sd, {**c, "rotary_dim": 8}), ValueError,
                               r"config: unknown key 'rotary_dim'"),
     "a config key without its value": (lambda sd, c, b: (sd, {k: v for k, v in c.items() if k != "n_head"}),
@@ -276,11 +364,14 @@ def test_the_stored_references_are_what_transformers_computes(name):
         assert torch.equal(tensor, fresh_state_dict[key]), key
     for key, tensor in outputs.items():
         assert_close(tensor, fresh_outputs[key], torch.float64, key)
-    convert = from_gpt2 if name == "tiny_gpt2" else from_bert
-    model = convert(state_dict, config)
     with torch.no_grad():
-        mine = model(outputs["ids"]) if name == "tiny_gpt2" else model.encode(outputs["ids"])
-    assert_close(mine, outputs["logits" if name == "tiny_gpt2" else "last_hidden_state"], torch.float64, name)
+        if name == "tiny_gpt2":
+            assert_close(from_gpt2(state_dict, config)(outputs["ids"], attention_mask=outputs["attention_mask"]),
+                         outputs["logits"], torch.float64, name)
+        else:
+            bert = from_bert(state_dict, config)
+            assert_close(bert.encode(outputs["ids"]), outputs["last_hidden_state"], torch.float64, name)
+            assert_close(bert(outputs["ids"]), outputs["mlm_logits"], torch.float64, f"{name}'s masked-LM logits")
 
 
 def test_a_converted_model_is_not_saved_as_a_checkpoint(tmp_path):

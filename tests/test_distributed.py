@@ -9,14 +9,15 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
 import torch.multiprocessing as mp
+from torch.distributed import TCPStore
 
 from transformer_lib.train.cli import main, parse
 from transformer_lib.train.data import load_vocab_file
@@ -30,10 +31,15 @@ EXACT = ["--preset", "book", "--pairs", "200", "--batch-size", "16", "--steps", 
 ENV = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(ROOT)}
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+@contextlib.contextmanager
+def _meeting_points(count: int) -> Iterator[list[int]]:
+    """The ports of ``count`` stores that this process holds open while the processes it starts
+    meet in them, as torchrun's launcher holds its store for its workers (the workers connect as
+    clients: ``distributed_helpers.worker``). The system gives each store its port, and the store
+    keeps it: no port is chosen, released, then bound again by someone who may find it taken."""
+    stores = [TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False) for _ in range(count)]
+    yield [store.port for store in stores]
+    del stores
 
 
 def _weights(folder: Path) -> dict[str, torch.Tensor]:
@@ -45,8 +51,8 @@ def _training_state(folder: Path) -> dict:
 
 
 def _torchrun(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    command = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2",
-               "--master_port", str(_port()), *args]
+    # --standalone: torchrun's launcher opens its store on a port the system gives it, and keeps it
+    command = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", *args]
     return subprocess.run(command, env=ENV, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
@@ -71,13 +77,15 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("runs")
     folders = {name: root / name for name in ("one", "ddp", "fsdp", "dropout", "fsdp6", "fsdp_resumed")}
     assert main([*EXACT, "--dropout", "0", "--out", str(folders["one"])]) == 0
-    runs = [(_port(), [*EXACT, "--dropout", "0", "--strategy", "ddp", "--out", str(folders["ddp"])]),
-            (_port(), [*EXACT, "--dropout", "0", "--strategy", "fsdp", "--out", str(folders["fsdp"])]),
-            (_port(), [*EXACT, "--steps", "6", "--dropout", "0.2", "--out", str(folders["dropout"])]),
-            (_port(), [*EXACT, "--steps", "6", "--dropout", "0", "--strategy", "fsdp", "--out", str(folders["fsdp6"])]),
-            (_port(), [*EXACT, "--steps", "6", "--dropout", "0", "--strategy", "fsdp", "--resume", str(folders["fsdp"]),
-                       "--out", str(folders["fsdp_resumed"])])]
-    mp.start_processes(worker, args=(2, runs), nprocs=2, start_method="spawn", join=True)
+    argvs = [[*EXACT, "--dropout", "0", "--strategy", "ddp", "--out", str(folders["ddp"])],
+             [*EXACT, "--dropout", "0", "--strategy", "fsdp", "--out", str(folders["fsdp"])],
+             [*EXACT, "--steps", "6", "--dropout", "0.2", "--out", str(folders["dropout"])],
+             [*EXACT, "--steps", "6", "--dropout", "0", "--strategy", "fsdp", "--out", str(folders["fsdp6"])],
+             [*EXACT, "--steps", "6", "--dropout", "0", "--strategy", "fsdp", "--resume", str(folders["fsdp"]),
+              "--out", str(folders["fsdp_resumed"])]]
+    with _meeting_points(len(argvs)) as ports:
+        runs = list(zip(ports, argvs, strict=True))
+        mp.start_processes(worker, args=(2, runs), nprocs=2, start_method="spawn", join=True)
     return folders
 
 
@@ -102,12 +110,14 @@ def test_the_commands_one_process_path_trains_as_training_train_on_the_same_batc
     from transformer_lib.train.data import generated_text, global_batches
     from transformer_lib.training import TrainingOptions, train
 
-    for name, value in dict(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1", MASTER_ADDR="127.0.0.1",
-                            MASTER_PORT=str(_port())).items():  # what torchrun gives its one process
-        monkeypatch.setenv(name, value)
     flags = ["--pairs", "100", "--batch-size", "16", "--steps", "7", "--warmup", "5", "--lr-scale", "2",
              "--label-smoothing", "0.2", "--seed", "3", "--log-every", "7", "--save-every", "7"]
-    assert main([*flags, "--out", str(tmp_path)]) == 0
+    with _meeting_points(1) as (port,):
+        for name, value in dict(RANK="0", LOCAL_RANK="0", WORLD_SIZE="1", LOCAL_WORLD_SIZE="1",
+                                MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+                                TORCHELASTIC_USE_AGENT_STORE="True").items():  # what torchrun gives its one process
+            monkeypatch.setenv(name, value)
+        assert main([*flags, "--out", str(tmp_path)]) == 0
     command = _weights(tmp_path)
 
     data = generated_text(3, 100)

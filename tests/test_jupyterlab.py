@@ -41,7 +41,6 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import time
 import urllib.request
@@ -70,10 +69,35 @@ SETTINGS = {
 }
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+def started_server(command: list[str], root: Path, env: dict[str, str], runtime: Path, log: Path, token: str,
+                   tries: int = 3) -> tuple[subprocess.Popen, str]:
+    """JupyterLab started with ``--port=0``: the system gives it a port, which it writes into its server
+    file in ``runtime`` (we never choose one and release it). jupyter-server itself binds that port, closes
+    it and binds it again when its loop starts; in that instant another program can take it, and then the
+    server exits saying the port is in use: start it again, ``tries`` times at most. Returns the server
+    and its URL, once it answers."""
+    for _ in range(tries):
+        for stale in runtime.glob("jpserver-*.json"):
+            stale.unlink()
+        with log.open("w") as out:
+            server = subprocess.Popen([*command, "--port=0", "--port-retries=0"], cwd=root, env=env, stdout=out,
+                                      stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while server.poll() is None and time.monotonic() < deadline:
+            for info in runtime.glob("jpserver-*.json"):  # this server's alone: the folder is its own
+                try:
+                    url = f"http://127.0.0.1:{json.loads(info.read_text())['port']}"
+                    urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
+                    return server, url
+                except (ValueError, KeyError, OSError):  # the file half written, or not listening yet
+                    pass
+            time.sleep(0.5)
+        if server.poll() is None:
+            server.kill()
+            pytest.fail(f"JupyterLab did not answer in 120 s:\n{log.read_text()[-3000:]}")
+        if "already in use" not in log.read_text():
+            break
+    pytest.fail(f"JupyterLab did not start:\n{log.read_text()[-3000:]}")
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +118,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, reader_venv: Path) -> Iterator
     for name, text in SETTINGS.items():
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
         (settings / name).write_text(text)
-    token, port = secrets.token_hex(16), free_port()
+    token = secrets.token_hex(16)
     env = {
         **reader_env.clean_env(),
         "PATH": os.pathsep.join([str(venv / "bin"), os.environ.get("PATH", "")]),
@@ -104,25 +128,15 @@ def lab(tmp_path_factory: pytest.TempPathFactory, reader_venv: Path) -> Iterator
         "IPYTHONDIR": str(base / "ipython"),
     }
     command = [
-        str(reader_env.python(venv)), "-m", "jupyter", "lab", "--ip=127.0.0.1", f"--port={port}", "--port-retries=0",
+        str(reader_env.python(venv)), "-m", "jupyter", "lab", "--ip=127.0.0.1",
         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", "--ServerApp.open_browser=False",
         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True",
         "--allow-root",  # CI runs as root
     ]
-    log = (base / "server.log").open("w")
-    server = subprocess.Popen(command, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
+    (base / "runtime").mkdir()
+    server, url = started_server(command, root, env, base / "runtime", base / "server.log", token)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"JupyterLab did not start:\n{(base / 'server.log').read_text()[-3000:]}")
-                time.sleep(0.5)
         yield f"{url}|{token}"
     finally:
         server.terminate()
@@ -130,7 +144,6 @@ def lab(tmp_path_factory: pytest.TempPathFactory, reader_venv: Path) -> Iterator
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             server.kill()
-        log.close()
 
 
 # The notebook in the main area, through the app JupyterLab exposes (expose_app_in_browser).

@@ -219,3 +219,52 @@ def test_padding_with_a_cache_that_cannot_record_it_is_refused():
     model = DecoderOnlyTransformer(tiny()).eval()
     raises(ValueError, lambda: model(torch.tensor([[1, 0, 3]]), [KVCache() for _ in range(2)]), "cache")
     raises(TypeError, lambda: model(torch.tensor([[1, 2, 3]]), "cache"), "cache")
+
+
+@pytest.mark.parametrize("pad_id", [0, None])
+def test_an_attention_mask_marks_padding_as_the_padding_id_does(pad_id):
+    """Padding of any id, marked 0 in ``attention_mask`` (Hugging Face's), is what the padding id is: at the
+    real tokens, the decoder-only and encoder-only models compute what they compute on id-padding; with
+    ``pad_id=None`` (GPT-2, BERT) no id is padding, and the mask alone says where it is."""
+    torch.manual_seed(0)
+    config = tiny(positional="learned")
+    decoder, encoder = DecoderOnlyTransformer(config).double().eval(), EncoderOnlyTransformer(config).double().eval()
+    by_id = torch.tensor([[3, 4, 5, 6, 0, 0], [7, 8, 9, 10, 11, 12]])
+    real = by_id != 0
+    any_id = by_id.masked_fill(~real, 13)  # padding of another id, marked by the mask only
+    for model, in_full in ((decoder, lambda m, ids, **k: m(ids, **k)),
+                           (encoder, lambda m, ids, **k: m.encode(ids, **k))):
+        expected = in_full(model, by_id)
+        model.config = config.replace(pad_id=pad_id)
+        try:
+            masked = in_full(model, any_id, attention_mask=real.long())
+            masked_bool = in_full(model, any_id, attention_mask=real)
+            unmasked = in_full(model, any_id)
+        finally:
+            model.config = config
+        torch.testing.assert_close(masked[real], expected[real], rtol=0, atol=1e-12)
+        torch.testing.assert_close(masked_bool, masked, rtol=0, atol=0)
+        if model is encoder:  # unmarked, token 13 is read (by every position: the decoder's come later)
+            assert (unmasked[0, :4] - expected[0, :4]).abs().max() > 1e-3
+    cache = decoder.new_cache()
+    stepped = torch.cat([decoder(any_id[:, t:t + 1], cache, attention_mask=real[:, t:t + 1]) for t in range(6)], 1)
+    torch.testing.assert_close(stepped[real], decoder(by_id)[real], rtol=0, atol=1e-12)
+
+
+def test_a_bad_attention_mask_is_refused_by_name():
+    from .bad_input import raises
+
+    model = DecoderOnlyTransformer(tiny()).eval()
+    ids = torch.tensor([[1, 2, 3]])
+    raises(TypeError, lambda: model(ids, attention_mask=torch.ones(1, 3)), "attention_mask")
+    raises(ValueError, lambda: model(ids, attention_mask=torch.ones(1, 4, dtype=torch.long)), "attention_mask")
+    raises(ValueError, lambda: model(ids, attention_mask=torch.tensor([[1, 2, 1]])), "attention_mask")
+    raises(TypeError, lambda: model(ids, attention_mask=[[1, 1, 1]]), "attention_mask")
+
+
+def test_the_encoder_decoder_needs_its_padding_id():
+    from .bad_input import raises
+
+    raises(ValueError, lambda: Transformer(tiny(pad_id=None)), "config")
+    raises(ValueError, lambda: tiny(pad_id=25), "pad_id")  # outside the target vocabulary of 25
+    raises(TypeError, lambda: tiny(pad_id="0"), "pad_id")

@@ -4,6 +4,8 @@ from torch import nn
 
 from transformer_lib.attention import causal_mask, combine_masks, padding_mask
 from transformer_lib.multi_head_attention import KVCache, MultiHeadAttention
+from transformer_lib.positional_encoding import RotaryEmbedding
+from transformer_lib.relative_position import RelativePositions
 from transformer_lib.torch_reference import copy_attention, key_padding
 
 D_MODEL, HEADS = 32, 4
@@ -82,8 +84,20 @@ def test_split_and_merge_heads_are_inverse():
     assert torch.equal(mha.merge_heads(mha.split_heads(x)), x)
 
 
-def test_self_attention_cache_gives_the_same_outputs_step_by_step():
-    mha = MultiHeadAttention(D_MODEL, HEADS).double().eval()
+# The ways a layer can know positions, each of which must read a cached step at its true position:
+# RoPE rotates each new query and key by the count of tokens already cached; relative positions
+# place the new queries after the cached keys. (max_distance 2 < 6 steps: the clipping is met too.)
+POSITIONS = {
+    "none": lambda: {},
+    "rotary": lambda: {"rotary": RotaryEmbedding(D_MODEL // HEADS)},
+    "relative": lambda: {"relative": RelativePositions(D_MODEL // HEADS, max_distance=2)},
+}
+
+
+@pytest.mark.parametrize("positions", POSITIONS)
+def test_self_attention_cache_gives_the_same_outputs_step_by_step(positions):
+    torch.manual_seed(0)
+    mha = MultiHeadAttention(D_MODEL, HEADS, **POSITIONS[positions]()).double().eval()
     x = torch.randn(2, 6, D_MODEL, dtype=torch.float64)
     full, _ = mha(x, x, x, causal_mask(6))
     cache = KVCache(grows=True)
@@ -94,6 +108,11 @@ def test_self_attention_cache_gives_the_same_outputs_step_by_step():
         steps.append(out)
         assert len(cache) == t + 1
     torch.testing.assert_close(torch.cat(steps, dim=1), full, rtol=0, atol=1e-12)
+    # two tokens at once after the first four: the offset is the cache's length, not the call's count
+    cache = KVCache(grows=True)
+    first, _ = mha(x[:, :4], x[:, :4], x[:, :4], causal_mask(4), cache=cache)
+    rest, _ = mha(x[:, 4:], x[:, 4:], x[:, 4:], causal_mask(2, 6), cache=cache)
+    torch.testing.assert_close(torch.cat([first, rest], dim=1), full, rtol=0, atol=1e-12)
 
 
 def test_cross_attention_cache_projects_memory_once():

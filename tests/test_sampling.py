@@ -17,9 +17,9 @@ LM_CONFIG = TransformerConfig(src_vocab_size=20, tgt_vocab_size=20, d_model=16, 
                               d_ff=32, dropout=0.0, max_len=16)
 
 
-def language_model(seed: int = 0) -> DecoderOnlyTransformer:
+def language_model(seed: int = 0, pad_id: int | None = 0) -> DecoderOnlyTransformer:
     torch.manual_seed(seed)
-    return DecoderOnlyTransformer(LM_CONFIG).double().eval()
+    return DecoderOnlyTransformer(LM_CONFIG.replace(pad_id=pad_id)).double().eval()
 
 
 def random_logits(seed: int, shape=(6, 40), scale: float = 3.0) -> torch.Tensor:
@@ -147,8 +147,9 @@ def test_the_cached_sampler_draws_what_full_forward_passes_draw(temperature, top
     assert all(len(row) == 10 and 0 not in row and 1 not in row for row in cached)
 
 
-def test_continuations_stop_after_eos_and_keep_it():
-    model = language_model(2)
+@pytest.mark.parametrize("pad_id", [0, None])
+def test_continuations_stop_after_eos_and_keep_it(pad_id):
+    model = language_model(2, pad_id)  # None: no padding id (GPT-2's case), finished rows repeat <eos>
     prompt = torch.tensor([[1, 4]] * 8)
     full = sample_continuation(model, prompt, max_new_tokens=12, generator=torch.Generator().manual_seed(0))
     eos = full[0][3]  # pretend the fourth token drawn in row 0 ends a sentence
@@ -158,6 +159,35 @@ def test_continuations_stop_after_eos_and_keep_it():
         cut = unstopped.index(eos) + 1 if eos in unstopped else 12
         assert row == unstopped[:cut]  # the same draws, stopped at the first <eos>, which stays
     assert rows[0][-1] == eos and len(rows[0]) <= 4
+
+
+def test_without_a_padding_id_every_token_is_drawn_greedy_included():
+    """GPT-2's case: no id is padding, so the sampler bans none (token 0 here, <|endoftext|> there)."""
+    model = language_model(3, pad_id=None)
+    prompt = torch.tensor([[0, 5], [2, 0]])
+    greedy = sample_continuation(model, prompt, max_new_tokens=10, temperature=0.0)
+    with torch.no_grad():
+        assert greedy == [[int(t) for t in row] for row in _argmax_path(model, prompt, 10)]
+    drawn = sample_continuation(model, torch.tensor([[1]] * 16), max_new_tokens=14,
+                                generator=torch.Generator().manual_seed(0))
+    assert any(0 in row for row in drawn)
+
+
+def _argmax_path(model, prompt, steps):
+    tokens = prompt
+    for _ in range(steps):
+        tokens = torch.cat([tokens, model(tokens)[:, -1].argmax(dim=-1, keepdim=True)], dim=1)
+    return tokens[:, prompt.shape[1]:]
+
+
+def test_an_eos_that_is_never_drawn_is_refused():
+    """An <eos> equal to the padding id (GPT-2's <|endoftext|> when it served as padding) or banned would
+    never end a row: refused, not run to max_new_tokens in silence."""
+    model, prompt = language_model(), torch.tensor([[1, 4]])
+    with pytest.raises(ValueError, match=r"eos_id: expected a token that can be drawn, got 0, the padding id"):
+        sample_continuation(model, prompt, max_new_tokens=3, eos_id=0)
+    with pytest.raises(ValueError, match=r"eos_id: expected a token that can be drawn, got 7, one of banned_ids"):
+        sample_continuation(model, prompt, max_new_tokens=3, eos_id=7, banned_ids=(7,))
 
 
 def test_seeded_continuations_repeat_and_seeds_differ():

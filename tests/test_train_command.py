@@ -190,7 +190,7 @@ def test_a_launcher_stopped_by_sigterm_gets_one_line_from_rank_0(launcher, tmp_p
     stopped = _run([*TORCHRUN, *args]) if launcher == "torchrun" else _launch(*args)
     step = _step(out)
     assert 2 <= step < 6
-    again = ("torchrun --nproc_per_node 2 -m transformer_lib.train" if launcher == "torchrun"
+    again = ("torchrun --standalone --nproc_per_node 2 -m transformer_lib.train" if launcher == "torchrun"
              else "python -m transformer_lib.train.launch --nproc-per-node 2")
     assert _ours(stopped.stderr) == [f"python -m transformer_lib.train: stopped by SIGTERM; {out / 'checkpoint.pt'} "
                                      f"holds step {step} of 6; go on with: {again} --resume {out}"], stopped.stderr

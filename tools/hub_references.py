@@ -53,32 +53,40 @@ def gpt2_reference() -> tuple[dict, dict[str, torch.Tensor], dict[str, torch.Ten
     config = dict(vocab_size=48, n_positions=16, n_embd=16, n_layer=2, n_head=2, eos_token_id=47, bos_token_id=47)
     model = random_weights(GPT2LMHeadModel(GPT2Config(**config, attn_implementation="eager")).double(), SEED)
     ids = torch.randint(0, 47, (2, 10), generator=torch.Generator().manual_seed(SEED))
-    ids[1, 7:] = 47  # the second row ends in padding (<|endoftext|>, GPT-2's usual stand-in)
+    ids[1, 7:] = 47  # the second row ends in padding (<|endoftext|>, GPT-2's usual filler)...
+    attention_mask = (ids != 47).long()  # ...which the attention mask marks: GPT-2 masks no id
     with torch.no_grad():
-        out = model(ids, attention_mask=(ids != 47).long(), output_hidden_states=True, output_attentions=True)
-    outputs = {"ids": ids, "logits": out.logits, "hidden_states": torch.stack(out.hidden_states),
-               "attentions": torch.stack(out.attentions)}
+        out = model(ids, attention_mask=attention_mask, output_hidden_states=True, output_attentions=True)
+    outputs = {"ids": ids, "attention_mask": attention_mask, "logits": out.logits,
+               "hidden_states": torch.stack(out.hidden_states), "attentions": torch.stack(out.attentions)}
     # tied to wte, so left out, as in GPT-2's own files
     state_dict = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}
     return config, state_dict, outputs
 
 
 def bert_reference() -> tuple[dict, dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """A 2-layer BERT over the book's English vocabulary: (config, state dict, its outputs on a sentence)."""
-    from transformers import BertConfig, BertModel
+    """A 2-layer BERT over the book's English vocabulary: (config, state dict, its outputs on a sentence).
+
+    A ``BertForPreTraining``, as the hub's BERT checkpoints are: ``bert.`` (the ``BertModel``, pooler
+    included; its weights drawn first, so they are what a ``BertModel`` of the same seed gets) and ``cls.``
+    (the masked-LM head, and the next-sentence head). The decoder's weight and bias, tied to the token
+    embedding and to ``cls.predictions.bias``, are left out, as in the hub's files."""
+    from transformers import BertConfig, BertForPreTraining
 
     corpus = book_corpus()
     vocab, _ = book_vocabularies(corpus)
     config = dict(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
                   intermediate_size=32, max_position_embeddings=32, pad_token_id=vocab.pad_id)
-    model = random_weights(BertModel(BertConfig(**config, attn_implementation="eager")).double(), SEED)
+    model = random_weights(BertForPreTraining(BertConfig(**config, attn_implementation="eager")).double(), SEED)
     sentence = corpus.test[0][0]
     ids = torch.tensor([[vocab.sos_id, *vocab.encode(sentence), vocab.eos_id]])  # <sos>, <eos>: BERT's [CLS], [SEP]
     with torch.no_grad():
-        out = model(ids, output_hidden_states=True, output_attentions=True)
+        out = model.bert(ids, output_hidden_states=True, output_attentions=True)
+        mlm_logits = model(ids).prediction_logits  # BertForMaskedLM's logits: the same head
     outputs = {"ids": ids, "last_hidden_state": out.last_hidden_state, "pooler_output": out.pooler_output,
-               "attentions": torch.stack(out.attentions)}
-    return config, model.state_dict(), outputs
+               "attentions": torch.stack(out.attentions), "mlm_logits": mlm_logits}
+    tied = ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias")
+    return config, {k: v for k, v in model.state_dict().items() if k not in tied}, outputs
 
 
 REFERENCES = {"tiny_gpt2": gpt2_reference, "tiny_bert": bert_reference}

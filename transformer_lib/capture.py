@@ -83,13 +83,15 @@ def capture_attention(
     tgt_ids: Tensor | None = None,
     src_vocab: Sequence[str] | None = None,
     tgt_vocab: Sequence[str] | None = None,
+    attention_mask: Tensor | None = None,
 ) -> AttentionMaps:
     """Run ``model`` once in evaluation mode and return all its attention weights.
 
     For a ``Transformer``, ``src_ids`` (B, S) feed the encoder and ``tgt_ids`` (B, T) the
     decoder. A single-stack model takes its ids as ``src_ids``: a decoder-only model fills
-    ``decoder_self``, an encoder-only one ``encoder_self``. ``src_vocab`` and ``tgt_vocab``
-    map ids to token strings (``vocab[id]``).
+    ``decoder_self``, an encoder-only one ``encoder_self``; ``attention_mask`` (B, S), 0 at padding,
+    is passed on to it (a converted GPT-2 or BERT finds its padding there). ``src_vocab`` and
+    ``tgt_vocab`` map ids to token strings (``vocab[id]``).
     """
     check_instance("model", model, (Transformer, DecoderOnlyTransformer, EncoderOnlyTransformer),
                    "a Transformer, DecoderOnlyTransformer or EncoderOnlyTransformer")
@@ -110,17 +112,20 @@ def capture_attention(
             if isinstance(model, Transformer):
                 if tgt_ids is None:
                     raise ValueError("tgt_ids: an encoder-decoder model needs decoder input ids, got None")
+                if attention_mask is not None:
+                    raise ValueError("attention_mask: the encoder-decoder Transformer finds padding by its id; "
+                                     "expected None")
                 model(src_ids, tgt_ids)
                 maps.encoder_self = [_weights(layer.self_attn) for layer in model.encoder.layers]
                 maps.decoder_self = [_weights(layer.self_attn) for layer in model.decoder.layers]
                 maps.cross = [_weights(layer.cross_attn) for layer in model.decoder.layers]
                 maps.src_tokens, maps.tgt_tokens = _tokens(src_ids, src_vocab), _tokens(tgt_ids, tgt_vocab)
             elif isinstance(model, DecoderOnlyTransformer):
-                model(src_ids)
+                model(src_ids, attention_mask=attention_mask)
                 maps.decoder_self = [_weights(layer.self_attn) for layer in model.blocks.layers]
                 maps.tgt_tokens = _tokens(src_ids, tgt_vocab if tgt_vocab is not None else src_vocab)
             else:  # EncoderOnlyTransformer
-                model(src_ids)
+                model(src_ids, attention_mask=attention_mask)
                 maps.encoder_self = [_weights(layer.self_attn) for layer in model.encoder.layers]
                 maps.src_tokens = _tokens(src_ids, src_vocab)
     finally:

@@ -18,7 +18,7 @@ from functools import partial
 
 from torch import nn
 
-from .validation import check_choice, check_positive_int, check_probability
+from .validation import check_choice, check_positive_int, check_probability, check_special_id
 from .validation_models import check_divisible
 
 POSITIONAL_KINDS = ("sinusoidal", "learned", "rope")
@@ -43,7 +43,7 @@ class TransformerConfig:
     max_len: int = 512
     tie_output_embedding: bool = False  # decoder embedding = pre-softmax projection (section 3.4)
     share_source_target_embedding: bool = False  # one embedding for both languages (needs one vocabulary)
-    pad_id: int = 0
+    pad_id: int | None = 0  # None: no padding token (GPT-2); padding is then an explicit attention mask
     layer_norm_eps: float = 1e-5
 
     def __post_init__(self) -> None:
@@ -66,8 +66,10 @@ class TransformerConfig:
                 "share_source_target_embedding: needs src_vocab_size == tgt_vocab_size, "
                 f"got {self.src_vocab_size} and {self.tgt_vocab_size}"
             )
-        if not 0 <= self.pad_id < min(self.src_vocab_size, self.tgt_vocab_size):
-            raise ValueError(f"pad_id: expected an id inside both vocabularies, got {self.pad_id}")
+        if self.pad_id is not None:
+            check_special_id("pad_id", self.pad_id)
+            if self.pad_id >= min(self.src_vocab_size, self.tgt_vocab_size):
+                raise ValueError(f"pad_id: expected an id inside both vocabularies, got {self.pad_id}")
 
     @property
     def d_k(self) -> int:

@@ -9,26 +9,35 @@ renamed, and, for GPT-2, transposed: its ``Conv1D`` layers store W as (in, out) 
 ``nn.Linear`` stores (out, in), and one ``c_attn`` matrix holds W_Q, W_K and W_V side by side.
 
 ``from_gpt2`` and ``from_bert`` take a state dict (``GPT2LMHeadModel``/``GPT2Model``,
-``BertModel``) and its config (a dict, as in ``config.json``, or a ``transformers`` config). They
-check every name, shape and dtype before building anything, and name what is missing, extra or
-wrong: a model comes back whole or not at all. ``to_gpt2`` goes back, so that Hugging Face tools
-open a model trained with this library. Nothing here imports ``transformers``.
+``BertForMaskedLM``/``BertForPreTraining``/``BertModel``, or a checkpoint file's tensors as the hub
+ships them) and its config (a dict, as in ``config.json``, or a ``transformers`` config). They check
+every name, shape and dtype before building anything, and name what is missing, extra or wrong: a
+model comes back whole or not at all. ``to_gpt2`` goes back, so that Hugging Face tools open a model
+trained with this library. Nothing here imports ``transformers``.
+
+Neither GPT-2 nor BERT finds padding by a token id (GPT-2 has none: ``<|endoftext|>`` is a token it
+reads and writes; BERT attends to ``[PAD]`` unless its ``attention_mask`` says otherwise): the converted
+models have ``config.pad_id = None`` and take padding from an ``attention_mask`` (B, T) of 1s and 0s,
+as Hugging Face's do. Their special ids are bookkeeping, accepted even outside the vocabulary.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
-from .config import TransformerConfig
+from .config import ACTIVATIONS, TransformerConfig
 from .models import DecoderOnlyTransformer, EncoderOnlyTransformer, InputEmbedding
-from .validation import check_instance, check_special_id
+from .residual import LayerNorm
+from .validation import check_instance
 
 # Config keys that do not change what the model computes (bookkeeping, training, tokenizer ids).
 BOOKKEEPING_KEYS = frozenset({
-    "_name_or_path", "architectures", "bos_token_id", "chunk_size_feed_forward", "classifier_dropout", "dtype",
+    "_name_or_path", "architectures", "bos_token_id", "pad_token_id", "eos_token_id", "chunk_size_feed_forward",
+    "classifier_dropout", "dtype",
     "id2label", "initializer_range", "is_encoder_decoder", "label2id", "model_type", "output_attentions",
     "output_hidden_states", "problem_type", "return_dict", "sep_token_id", "summary_activation",
     "summary_first_dropout", "summary_proj_to_labels", "summary_type", "summary_use_proj", "task_specific_params",
@@ -39,17 +48,20 @@ ACTIVATION_NAMES = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "
 GPT2_DEFAULTS = {"n_inner": None, "activation_function": "gelu_new", "resid_pdrop": 0.1, "embd_pdrop": 0.1,
                  "attn_pdrop": 0.1, "layer_norm_epsilon": 1e-5, "scale_attn_weights": True,
                  "scale_attn_by_inverse_layer_idx": False, "reorder_and_upcast_attn": False,
-                 "add_cross_attention": False, "tie_word_embeddings": True, "eos_token_id": 50256,
-                 "pad_token_id": None, "n_ctx": None}
+                 "add_cross_attention": False, "tie_word_embeddings": True, "n_ctx": None}
 BERT_DEFAULTS = {"hidden_act": "gelu", "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1,
                  "type_vocab_size": 2, "layer_norm_eps": 1e-12, "pad_token_id": 0,
                  "position_embedding_type": "absolute", "is_decoder": False, "add_cross_attention": False,
-                 "tie_word_embeddings": True, "eos_token_id": None}
+                 "tie_word_embeddings": True}
 GPT2_REQUIRED = ("vocab_size", "n_positions", "n_embd", "n_layer", "n_head")
 BERT_REQUIRED = ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads", "intermediate_size",
                  "max_position_embeddings")
 # Buffers some checkpoints carry that hold no weights (old GPT-2's causal masks, BERT's position ids).
 NOT_WEIGHTS = (".attn.bias", ".attn.masked_bias", "embeddings.position_ids")
+BERT_HEAD = "cls.predictions."  # BertForMaskedLM's (and BertForPreTraining's) masked-LM head
+# Tensors of a BERT checkpoint that from_bert reads past, and why.
+BERT_SKIPPED = {"cls.seq_relationship.": "BERT's next-sentence head (pre-training's second task): the library's "
+                                         "models have no sentence-pair classifier; pool() gives its input"}
 
 
 def _read_config(config: object, model_type: str, required: tuple[str, ...], defaults: dict) -> dict:
@@ -81,8 +93,8 @@ def _activation(config: dict, key: str) -> str:
 
 
 def _check_state_dict(state_dict: object, expected: dict[str, tuple[int, ...]], optional: set[str],
-                      prefix: str, model: str) -> tuple[dict[str, Tensor], torch.dtype]:
-    """Every expected tensor, by its name without ``prefix``, after checking names, shapes and dtypes."""
+                      prefix: str, model: str) -> dict[str, Tensor]:
+    """Every expected tensor, by its name without ``prefix``, after checking names and shapes."""
     check_instance("state_dict", state_dict, Mapping, f"a {model} state dict (a dict of tensors)")
     tensors: dict[str, Tensor] = {}
     for key, value in state_dict.items():
@@ -105,15 +117,25 @@ def _check_state_dict(state_dict: object, expected: dict[str, tuple[int, ...]], 
                             + (" ..." if len(extra) > 6 else ""))
         raise ValueError(f"state_dict: does not match the {model} config ({'; '.join(problems)}); "
                          "a truncated file, another model, or a config of another size?")
-    dtype = next(iter(tensors.values())).dtype
     for name, value in tensors.items():
         if tuple(value.shape) != expected[name]:
             raise ValueError(f"state_dict[{prefix + name!r}]: expected shape {expected[name]} for this config, "
                              f"got {tuple(value.shape)}")
-        if not value.is_floating_point() or value.dtype != dtype:
-            raise TypeError(f"state_dict[{prefix + name!r}]: expected a floating-point tensor of dtype {dtype} like "
-                            f"the others, got {value.dtype}")
-    return tensors, dtype
+    return tensors
+
+
+def _common_dtype(tensors: Mapping[str, Tensor]) -> torch.dtype:
+    """The floating-point dtype most of ``tensors`` share; the first tensor that is not of it named."""
+    counts = Counter(value.dtype for value in tensors.values() if value.is_floating_point())
+    if not counts:
+        raise TypeError("state_dict: expected floating-point tensors, got none")
+    dtype, count = counts.most_common(1)[0]
+    for name, value in tensors.items():
+        if value.dtype != dtype:
+            kind = "a floating-point tensor of " if not value.is_floating_point() else ""
+            raise TypeError(f"state_dict[{name!r}]: expected {kind}dtype {dtype}, as {count} of the "
+                            f"{len(tensors)} tensors are, got {value.dtype}")
+    return dtype
 
 
 def _prefix(state_dict: object, head: str, own: str, model: str) -> str:
@@ -136,15 +158,13 @@ def gpt2_config(config: object) -> TransformerConfig:
     _require(c, "embd_pdrop", c["resid_pdrop"], "the library has one dropout for embeddings and residuals")
     _require(c, "n_ctx", (None, c["n_positions"]), "n_ctx is the old name of n_positions")
     vocab_size = c["vocab_size"]
-    # GPT-2 has no padding token; the library masks config.pad_id, so its <|endoftext|> serves, as is usual.
-    key = "pad_token_id" if c["pad_token_id"] is not None else "eos_token_id"
-    pad_id = check_special_id(f"config['{key}']", c[key], vocab_size)
+    # GPT-2 has no padding token and masks no id: <|endoftext|> is a token it reads; padding is an attention mask.
     return TransformerConfig(
         src_vocab_size=vocab_size, tgt_vocab_size=vocab_size, d_model=c["n_embd"], n_heads=c["n_head"],
         n_encoder_layers=1, n_decoder_layers=c["n_layer"], d_ff=c["n_inner"] or 4 * c["n_embd"],
         dropout=c["resid_pdrop"], attention_dropout=c["attn_pdrop"], activation=_activation(c, "activation_function"),
         norm_first=True, positional="learned", max_len=c["n_positions"],
-        tie_output_embedding=c["tie_word_embeddings"], pad_id=pad_id, layer_norm_eps=c["layer_norm_epsilon"],
+        tie_output_embedding=c["tie_word_embeddings"], pad_id=None, layer_norm_eps=c["layer_norm_epsilon"],
     )
 
 
@@ -188,22 +208,21 @@ def from_gpt2(state_dict: Mapping[str, Tensor], config: object) -> DecoderOnlyTr
     """A ``DecoderOnlyTransformer`` computing what GPT-2 computes, from a ``GPT2LMHeadModel`` (or
     ``GPT2Model``) state dict and its config; in eval mode, in the state dict's dtype.
 
-    The library masks ``config.pad_id`` as padding: that is GPT-2's ``pad_token_id`` if set, else its
-    ``<|endoftext|>`` (``eos_token_id``), which then never counts as a real token."""
+    Its ``config.pad_id`` is None: like GPT-2, it reads every id, ``<|endoftext|>`` included, as a token,
+    and takes padding from ``model(ids, attention_mask=...)``. To stop sampling where GPT-2 stops, pass
+    its ``eos_token_id`` to ``sampling.sample_continuation`` as ``eos_id``."""
     ours = gpt2_config(config)
     prefix = _prefix(state_dict, "transformer.", "wte.weight", "GPT-2")
     shapes = _gpt2_shapes(ours)
     if prefix:  # a GPT2LMHeadModel: its head is the tied embedding, or its own matrix
         shapes["lm_head.weight"] = (ours.tgt_vocab_size, ours.d_model)
         head = state_dict.get("lm_head.weight")
-        if head is not None and not head.is_floating_point():
-            raise TypeError(f"state_dict['lm_head.weight']: expected a floating-point tensor, got {head.dtype}")
         state_dict = {**{k: v for k, v in state_dict.items() if k != "lm_head.weight"},
                       **({} if head is None else {prefix + "lm_head.weight": head})}
     optional = {"lm_head.weight"} if ours.tie_output_embedding else set()
-    gpt, dtype = _check_state_dict(state_dict, shapes, optional, prefix, "GPT-2")
-    if ours.tie_output_embedding and "lm_head.weight" in gpt and not torch.equal(gpt["lm_head.weight"],
-                                                                                 gpt["wte.weight"]):
+    gpt = _check_state_dict(state_dict, shapes, optional, prefix, "GPT-2")
+    dtype = _common_dtype({("" if name == "lm_head.weight" else prefix) + name: value for name, value in gpt.items()})
+    if ours.tie_output_embedding and not torch.equal(gpt.get("lm_head.weight", gpt["wte.weight"]), gpt["wte.weight"]):
         raise ValueError("state_dict['lm_head.weight']: expected the token embedding wte (tie_word_embeddings is "
                          "true), got another matrix; set tie_word_embeddings=False in the config")
     if not ours.tie_output_embedding and "lm_head.weight" not in gpt:
@@ -256,7 +275,9 @@ def to_gpt2(model: DecoderOnlyTransformer) -> tuple[dict[str, Tensor], dict[str,
               "n_layer": c.n_decoder_layers, "n_head": c.n_heads, "n_inner": c.d_ff,
               "activation_function": activation, "resid_pdrop": c.dropout, "embd_pdrop": c.dropout,
               "attn_pdrop": c.attention_dropout, "layer_norm_epsilon": c.layer_norm_eps,
-              "tie_word_embeddings": c.tie_output_embedding, "eos_token_id": c.pad_id, "bos_token_id": c.pad_id}
+              "tie_word_embeddings": c.tie_output_embedding}
+    if c.pad_id is not None:  # the library's padding id: GPT-2's usual stand-in, its <|endoftext|>
+        config |= {"eos_token_id": c.pad_id, "bos_token_id": c.pad_id}
     return state_dict, config
 
 
@@ -266,15 +287,14 @@ def bert_config(config: object) -> tuple[TransformerConfig, int]:
     _require(c, "position_embedding_type", "absolute", "the library's learned positions are absolute")
     _require(c, "is_decoder", False, "BERT as an encoder")
     _require(c, "add_cross_attention", False, "an encoder-only model has no cross-attention")
-    check_special_id("config['pad_token_id']", c["pad_token_id"], c["vocab_size"])
     vocab_size = c["vocab_size"]
     return TransformerConfig(
         src_vocab_size=vocab_size, tgt_vocab_size=vocab_size, d_model=c["hidden_size"],
         n_heads=c["num_attention_heads"], n_encoder_layers=c["num_hidden_layers"], n_decoder_layers=1,
         d_ff=c["intermediate_size"], dropout=c["hidden_dropout_prob"],
         attention_dropout=c["attention_probs_dropout_prob"], activation=_activation(c, "hidden_act"),
-        norm_first=False, positional="learned", max_len=c["max_position_embeddings"], tie_output_embedding=True,
-        pad_id=c["pad_token_id"], layer_norm_eps=c["layer_norm_eps"],
+        norm_first=False, positional="learned", max_len=c["max_position_embeddings"],
+        tie_output_embedding=c["tie_word_embeddings"], pad_id=None, layer_norm_eps=c["layer_norm_eps"],
     ), c["type_vocab_size"]
 
 
@@ -302,27 +322,77 @@ def _bert_names(config: TransformerConfig, token_types: int) -> dict[str, tuple[
     return names
 
 
-def from_bert(state_dict: Mapping[str, Tensor], config: object) -> EncoderOnlyTransformer:
-    """An ``EncoderOnlyTransformer`` computing what ``BertModel`` computes, from its state dict and config;
-    in eval mode, in the state dict's dtype. ``encode(ids, token_type_ids)`` gives BERT's last hidden
-    state, ``pool`` its pooler output (when the state dict has a pooler).
+def _bert_head_shapes(config: TransformerConfig) -> dict[str, tuple[int, ...]]:
+    """The masked-LM head's tensors (BertOnlyMLMHead's ``predictions``): transform, then the decoder."""
+    d, vocab = config.d_model, config.src_vocab_size
+    return {"transform.dense.weight": (d, d), "transform.dense.bias": (d,), "transform.LayerNorm.weight": (d,),
+            "transform.LayerNorm.bias": (d,), "bias": (vocab,), "decoder.weight": (vocab, d), "decoder.bias": (vocab,)}
 
-    ``BertModel`` has no masked-language-model head: ``mlm_head`` is the token embedding (tied, as BERT's
-    decoder is) with a zero bias, without BERT's extra transform layer, so its logits are not BERT's."""
+
+def _split_bert(state_dict: object) -> tuple[dict[str, Tensor], dict[str, Tensor]]:
+    """(the encoder's tensors, the masked-LM head's): BERT_SKIPPED left out, and old checkpoints' LayerNorm
+    ``gamma``/``beta`` (as the hub still ships bert-base-uncased) under today's ``weight``/``bias``."""
+    check_instance("state_dict", state_dict, Mapping, "a BERT state dict (a dict of tensors)")
+    body, head = {}, {}
+    for key, value in state_dict.items():
+        if isinstance(key, str):
+            key = key.replace("LayerNorm.gamma", "LayerNorm.weight").replace("LayerNorm.beta", "LayerNorm.bias")
+            if key.startswith(tuple(BERT_SKIPPED)):
+                continue
+        (head if isinstance(key, str) and key.startswith(BERT_HEAD) else body)[key] = value
+    return body, head
+
+
+def from_bert(state_dict: Mapping[str, Tensor], config: object) -> EncoderOnlyTransformer:
+    """An ``EncoderOnlyTransformer`` computing what BERT computes, from a ``BertForMaskedLM``,
+    ``BertForPreTraining`` or ``BertModel`` state dict (or a hub checkpoint's tensors) and its config; in
+    eval mode, in the state dict's dtype. ``encode(ids, token_type_ids, attention_mask)`` gives BERT's
+    last hidden state, ``pool`` its pooler output (when the state dict has a pooler), and the model's
+    logits ``BertForMaskedLM``'s, when the state dict has its head (``cls.predictions.``: a dense layer,
+    GELU and LayerNorm, then the decoder tied to the token embedding, with a bias). ``BERT_SKIPPED``
+    says what is read past (the next-sentence head).
+
+    Without that head (a ``BertModel``), ``mlm_head`` is the token embedding with a zero bias, without
+    BERT's transform, so its logits are not BERT's."""
     ours, token_types = bert_config(config)
-    prefix = _prefix(state_dict, "bert.", "embeddings.word_embeddings.weight", "BERT")
+    body, head = _split_bert(state_dict)
+    prefix = _prefix(body, "bert.", "embeddings.word_embeddings.weight", "BERT")
     names = _bert_names(ours, token_types)
-    has_pooler = prefix + "pooler.dense.weight" in state_dict or prefix + "pooler.dense.bias" in state_dict
+    has_pooler = prefix + "pooler.dense.weight" in body or prefix + "pooler.dense.bias" in body
     if not has_pooler:
         del names["pooler.dense.weight"], names["pooler.dense.bias"]
-    bert, dtype = _check_state_dict(state_dict, {k: shape for k, (_, shape) in names.items()}, set(), prefix, "BERT")
+    bert = _check_state_dict(body, {k: shape for k, (_, shape) in names.items()}, set(), prefix, "BERT")
+    # the decoder's weight is the token embedding unless untied; its bias is "bias" (tied: one tensor, two names)
+    optional = {"decoder.bias"} | ({"decoder.weight"} if ours.tie_output_embedding else set())
+    mlm = _check_state_dict(head, _bert_head_shapes(ours), optional, BERT_HEAD, "BERT masked-LM head") if head else {}
+    dtype = _common_dtype({prefix + k: v for k, v in bert.items()} | {BERT_HEAD + k: v for k, v in mlm.items()})
+    if mlm:
+        _check_bert_head(mlm, bert["embeddings.word_embeddings.weight"], ours.tie_output_embedding)
+    d = ours.d_model
     with torch.device("meta"):
         embed = InputEmbedding(ours.src_vocab_size, ours, scale=False, token_types=token_types, norm=True)
-        model = EncoderOnlyTransformer(ours, embed=embed, pooler=has_pooler)
+        transform = nn.Sequential(nn.Linear(d, d), ACTIVATIONS[ours.activation](),
+                                  LayerNorm(d, ours.layer_norm_eps)) if mlm else None
+        model = EncoderOnlyTransformer(ours, embed=embed, pooler=has_pooler, mlm_transform=transform)
     model = model.to(dtype=dtype).to_empty(device=bert["embeddings.word_embeddings.weight"].device)
-    model.mlm_head.weight = model.embed.token.embedding.weight
+    if ours.tie_output_embedding:
+        model.mlm_head.weight = model.embed.token.embedding.weight  # to_empty unties what meta tied
     weights = {mine: bert[theirs] for theirs, (mine, _) in names.items()}
-    weights["mlm_head.weight"] = weights["embed.token.embedding.weight"]
-    weights["mlm_head.bias"] = weights["embed.norm.bias"].new_zeros(ours.src_vocab_size)
+    weights["mlm_head.weight"] = mlm.get("decoder.weight", weights["embed.token.embedding.weight"])
+    zero = weights["embed.norm.bias"].new_zeros(ours.src_vocab_size)
+    weights["mlm_head.bias"] = mlm.get("decoder.bias", mlm.get("bias", zero))  # the one the decoder adds
+    for mine, theirs in (("0", "dense"), ("2", "LayerNorm")) if mlm else ():
+        for part in ("weight", "bias"):
+            weights[f"mlm_transform.{mine}.{part}"] = mlm[f"transform.{theirs}.{part}"]
     model.load_state_dict(weights, strict=True)
     return model.eval()
+
+
+def _check_bert_head(mlm: dict[str, Tensor], embedding: Tensor, tied: bool) -> None:
+    """If tied, the head's bias the same under its two names, and its decoder the token embedding."""
+    if tied and "decoder.bias" in mlm and not torch.equal(mlm["bias"], mlm["decoder.bias"]):
+        raise ValueError(f"state_dict[{BERT_HEAD + 'decoder.bias'!r}]: expected {BERT_HEAD}bias (BERT ties the "
+                         "two), got another vector")
+    if tied and "decoder.weight" in mlm and not torch.equal(mlm["decoder.weight"], embedding):
+        raise ValueError(f"state_dict[{BERT_HEAD + 'decoder.weight'!r}]: expected the token embedding "
+                         "(tie_word_embeddings is true), got another matrix; set tie_word_embeddings=False")

@@ -8,6 +8,10 @@
 * ``count_parameters`` and ``parameter_count``: the size of a model, or of the
   ``Transformer`` a config describes; ``parameter_breakdown`` splits that count by component
   (chapter 6; ``figures.models.parameter_breakdown_figure`` draws it).
+
+Longer than 400 lines: the three models share one embedding, one way of finding padding (an id, an
+attention mask, or both) and the parameter counts that chapter 6 reads from their layout; split, each
+part would import the others.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from .positional_encoding import LearnedPositionalEmbedding, RotaryEmbedding, Si
 from .residual import LayerNorm
 from .validation import check_bool, check_instance, check_int, check_items, check_positive_int, empty_or_wrong_type
 from .validation_tensors import (
+    check_attention_mask,
     check_features,
     check_finite,
     check_id_dtype,
@@ -42,6 +47,14 @@ from .validation_tensors import (
 
 def _check_config(config: object) -> TransformerConfig:
     return check_instance("config", config, TransformerConfig, "a TransformerConfig")  # type: ignore[return-value]
+
+
+def _real_tokens(ids: Tensor, pad_id: int | None, attention_mask: object = None) -> Tensor:
+    """(B, T) True at the real tokens of ``ids``: not ``pad_id`` (None: no id is padding) and, where an
+    ``attention_mask`` (B, T) is given, not 0 there."""
+    real = torch.ones_like(ids, dtype=torch.bool) if pad_id is None else ids != pad_id
+    mask = check_attention_mask("attention_mask", attention_mask, ids)
+    return real if mask is None else real & mask
 
 
 class InputEmbedding(nn.Module):
@@ -139,6 +152,9 @@ class Transformer(nn.Module):
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
         self.config = _check_config(config)
+        if config.pad_id is None:  # its masks, its loss and its decoders all find padding by its id
+            raise ValueError("config: the encoder-decoder Transformer needs a padding id; expected pad_id an int, "
+                             "got None")
         self.src_embed = InputEmbedding(config.src_vocab_size, config)
         self.tgt_embed = InputEmbedding(config.tgt_vocab_size, config)
         self.encoder = Encoder(EncoderLayer(**_layer_kwargs(config)), config.n_encoder_layers)
@@ -251,13 +267,14 @@ class DecoderOnlyTransformer(nn.Module):
     def new_cache(self) -> DecoderOnlyCache:
         return DecoderOnlyCache(KVCache(grows=True) for _ in self.blocks.layers)
 
-    def forward(self, ids: Tensor, cache: list[KVCache] | None = None) -> Tensor:
+    def forward(self, ids: Tensor, cache: list[KVCache] | None = None, attention_mask: Tensor | None = None) -> Tensor:
         """(B, T) ids -> (B, T, vocab) logits for the next token at every position.
 
-        With a ``cache`` (from ``new_cache()``), ``ids`` holds only the tokens not yet seen; padding
-        (``config.pad_id``) is masked as keys whether it came in this call or an earlier one."""
+        Padding is masked as keys: ``config.pad_id`` (unless None, as for GPT-2, which has no padding
+        token) and where ``attention_mask`` (B, T), as Hugging Face's, holds 0. With a ``cache`` (from
+        ``new_cache()``), ``ids`` holds only the tokens not yet seen, and padding stays masked later."""
         check_token_ids("ids", ids, self.config.tgt_vocab_size)
-        real = ids != self.config.pad_id  # (B, T)
+        real = _real_tokens(ids, self.config.pad_id, attention_mask)  # (B, T)
         past = 0
         if cache is not None:
             if (not isinstance(cache, list) or len(cache) != len(self.blocks.layers)
@@ -273,8 +290,8 @@ class DecoderOnlyTransformer(nn.Module):
                 real = real if cache.real is None else torch.cat([cache.real, real], dim=1)  # (B, past + T)
                 cache.real = real
             elif not bool(real.all()):  # a plain list cannot remember the padding: it would be attended to later
-                raise ValueError(f"cache: a plain list of KVCache cannot mask the padding id {self.config.pad_id} "
-                                 "in ids; pass model.new_cache()")
+                raise ValueError("cache: a plain list of KVCache cannot mask the padding in ids; "
+                                 "pass model.new_cache()")
         mask = causal_mask(ids.shape[1], past + ids.shape[1], device=ids.device)
         mask = combine_masks(real[:, None, None, :], mask)  # (B, 1, T, past + T)
         return self.lm_head(self.blocks(self.embed(ids, offset=past), mask, cache))
@@ -285,25 +302,30 @@ class EncoderOnlyTransformer(nn.Module):
     vocabulary of ``config.src_vocab_size``, predicting a token at every position.
 
     Optional, for BERT's own weights (``convert.from_bert``): ``embed``, another ``InputEmbedding``
-    (with token types and a norm), and ``pooler=True``, a ``FirstTokenPooler`` read by ``pool``."""
+    (with token types and a norm), ``pooler=True``, a ``FirstTokenPooler`` read by ``pool``, and
+    ``mlm_transform``, a module applied to the vectors before ``mlm_head`` (BERT's dense, GELU, LayerNorm)."""
 
     def __init__(self, config: TransformerConfig, *, embed: InputEmbedding | None = None,
-                 pooler: bool = False) -> None:
+                 pooler: bool = False, mlm_transform: nn.Module | None = None) -> None:
         super().__init__()
         self.config = _check_config(config)
         self.embed = _embedding(embed, config.src_vocab_size, config)
         self.encoder = Encoder(EncoderLayer(**_layer_kwargs(config)), config.n_encoder_layers)
         self.mlm_head = nn.Linear(config.d_model, config.src_vocab_size)
         self.pooler = FirstTokenPooler(config.d_model) if check_bool("pooler", pooler) else None
+        if mlm_transform is not None:  # registered only when given: the paper's model keeps its parameters
+            self.mlm_transform = check_instance("mlm_transform", mlm_transform, nn.Module, "a torch.nn.Module or None")
         _init_weights(self)
         if config.tie_output_embedding:
             self.mlm_head.weight = self.embed.token.embedding.weight
 
-    def encode(self, ids: Tensor, token_type_ids: Tensor | None = None) -> Tensor:
+    def encode(self, ids: Tensor, token_type_ids: Tensor | None = None, attention_mask: Tensor | None = None) -> Tensor:
         """(B, T) ids -> (B, T, d_model), the last layer's vectors; every position sees every
-        non-padding position. ``token_type_ids`` (B, T): segments, for an embedding that has them."""
+        non-padding position (not ``config.pad_id``, not 0 in ``attention_mask`` (B, T) where given).
+        ``token_type_ids`` (B, T): segments, for an embedding that has them."""
         check_token_ids("ids", ids, self.config.src_vocab_size)
-        return self.encoder(self.embed(ids, token_type_ids=token_type_ids), padding_mask(ids, self.config.pad_id))
+        real = _real_tokens(ids, self.config.pad_id, attention_mask)[:, None, None, :]  # (B, 1, 1, T)
+        return self.encoder(self.embed(ids, token_type_ids=token_type_ids), real)
 
     def pool(self, hidden: Tensor) -> Tensor:
         """(B, T, d_model) vectors from ``encode`` -> (B, d_model), through the pooler."""
@@ -311,9 +333,12 @@ class EncoderOnlyTransformer(nn.Module):
             raise ValueError("pooler: this model was built without one (pooler=False); expected pooler=True")
         return self.pooler(hidden)
 
-    def forward(self, ids: Tensor, token_type_ids: Tensor | None = None) -> Tensor:
-        """(B, T) ids -> (B, T, vocab) logits."""
-        return self.mlm_head(self.encode(ids, token_type_ids))
+    def forward(self, ids: Tensor, token_type_ids: Tensor | None = None,
+                attention_mask: Tensor | None = None) -> Tensor:
+        """(B, T) ids -> (B, T, vocab) logits (through ``mlm_transform`` first, if the model has one)."""
+        hidden = self.encode(ids, token_type_ids, attention_mask)
+        transform = getattr(self, "mlm_transform", None)
+        return self.mlm_head(hidden if transform is None else transform(hidden))
 
 
 def count_parameters(model: nn.Module) -> int:

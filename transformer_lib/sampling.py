@@ -156,8 +156,10 @@ def sample_continuation(
     (``model(ids, cache) -> logits`` and ``model.new_cache()``, as ``DecoderOnlyTransformer``).
 
     Each row gets up to ``max_new_tokens`` tokens and stops after its first ``eos_id`` (which is
-    kept, last in its list, so the caller sees that the row ended). ``temperature=0`` is greedy.
-    The padding id (``model.config.pad_id``) and ``banned_ids`` are never drawn. With the cache
+    kept, last in its list, so the caller sees that the row ended), as ``transformers``' ``generate``
+    stops at ``eos_token_id``: for GPT-2 (``convert.from_gpt2``), pass its ``<|endoftext|>``. ``temperature=0``
+    is greedy. The padding id (``model.config.pad_id``, if not None) and ``banned_ids`` are never drawn, so
+    an ``eos_id`` among them, which would never end a row, is refused. With the cache
     (the default), the prompt is read once and each step feeds only the newest token;
     ``use_cache=False`` feeds the whole sequence at every step and draws the same tokens.
     A seeded ``generator`` (on the model's device) makes the draws repeatable.
@@ -174,7 +176,7 @@ def sample_continuation(
     check_ndim("prompt_ids", prompt_ids, 2, "(batch, prompt_len)")
     if prompt_ids.shape[1] == 0:
         raise ValueError("prompt_ids: expected at least one token per row (a <sos>, say), got none")
-    if bool((prompt_ids == pad_id).any()):
+    if pad_id is not None and bool((prompt_ids == pad_id).any()):
         raise ValueError(f"prompt_ids: expected rows of real tokens, got the padding id {pad_id} inside")
     check_positive_int("max_new_tokens", max_new_tokens)
     # The model reads the prompt and every new token but the last: positions its table must hold.
@@ -188,13 +190,17 @@ def sample_continuation(
         raise TypeError(f"banned_ids: expected a tuple of token ids, got {type(banned_ids).__name__}")
     for i, token in enumerate(banned_ids):
         check_special_id(f"banned_ids[{i}]", token, vocab_size)
-    if len({pad_id, *banned_ids}) >= vocab_size:
+    never = {*banned_ids} if pad_id is None else {pad_id, *banned_ids}  # never drawn
+    if len(never) >= vocab_size:
         raise ValueError(f"banned_ids: expected to leave at least one token to draw, got all {vocab_size} banned "
                          f"(with the padding id {pad_id})")
+    if eos_id in never:
+        raise ValueError(f"eos_id: expected a token that can be drawn, got {eos_id}, "
+                         f"{'the padding id' if eos_id == pad_id else 'one of banned_ids'}: no row would stop at it")
     check_bool("use_cache", use_cache)
 
     model.eval()
-    banned = [pad_id, *banned_ids]
+    banned = sorted(never)
     cache = model.new_cache() if use_cache else None
     tokens = prompt_ids.long()
     finished = torch.zeros(tokens.shape[0], dtype=torch.bool, device=tokens.device)
@@ -203,7 +209,9 @@ def sample_continuation(
         logits = (model(fed, cache) if use_cache else model(tokens))[:, -1]  # (B, V)
         next_token = draw_next(logits, temperature=temperature, top_k=top_k, top_p=top_p, generator=generator,
                                banned_ids=banned)
-        next_token = next_token.masked_fill(finished, pad_id)  # finished rows only mark time
+        # finished rows only mark time (on padding, or on <eos> again where no id is padding); cut off below
+        if eos_id is not None:
+            next_token = next_token.masked_fill(finished, eos_id if pad_id is None else pad_id)
         tokens = torch.cat([tokens, next_token[:, None]], dim=1)
         fed = next_token[:, None]
         if eos_id is not None:

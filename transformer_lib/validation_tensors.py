@@ -173,3 +173,20 @@ def check_mask(name: str, mask: Tensor | None, target_shape: Sequence[int]) -> N
                 f"{name}: shape {tuple(mask.shape)} does not broadcast to "
                 f"(batch, heads, queries, keys) = {tuple(target_shape)}"
             )
+
+
+def check_attention_mask(name: str, mask: object, ids: Tensor) -> Tensor | None:
+    """Hugging Face's ``attention_mask``: (B, T) like ``ids``, 1/True at real tokens and 0/False at padding
+    (bool or integer); returned as a bool tensor. None stays None."""
+    if mask is None:
+        return None
+    mask = check_tensor(name, mask)
+    if mask.dtype != torch.bool and mask.dtype not in ID_DTYPES and mask.dtype not in (torch.int8, torch.uint8):
+        raise TypeError(f"{name}: expected a bool or integer tensor (1 = real token, 0 = padding), "
+                        f"got dtype {mask.dtype}")
+    if mask.shape != ids.shape:
+        raise ValueError(f"{name}: expected shape {tuple(ids.shape)} like the ids, got {tuple(mask.shape)}")
+    odd = mask[(mask != 0) & (mask != 1)] if mask.dtype != torch.bool else mask[:0]
+    if odd.numel():
+        raise ValueError(f"{name}: expected 0 (padding) or 1 (a real token), got {int(odd[0])}")
+    return mask.bool()

@@ -1,9 +1,9 @@
 """``python -m transformer_lib.train``: train a Transformer on one process, or on many with ``torchrun``.
 
     python -m transformer_lib.train --preset book --steps 200 --out runs/book
-    torchrun --nproc_per_node 2 -m transformer_lib.train --preset book --steps 200 --out runs/book2
+    torchrun --standalone --nproc_per_node 2 -m transformer_lib.train --preset book --steps 200 --out runs/book2
     python -m transformer_lib.train.launch --nproc-per-node 2 --preset book --steps 200 --out runs/book2
-    torchrun --nproc_per_node 2 -m transformer_lib.train --strategy fsdp --data-src train.en \\
+    torchrun --standalone --nproc_per_node 2 -m transformer_lib.train --strategy fsdp --data-src train.en \\
         --data-tgt train.de --preset base --steps 100000 --out runs/base
 
 It reuses the library's pieces: ``training.training_step`` (the paper's label-smoothed loss, Adam

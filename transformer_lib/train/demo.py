@@ -14,7 +14,6 @@ One process then computes the full-batch gradient, which the DDP gradient must e
 from __future__ import annotations
 
 import os
-import socket
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,11 +67,13 @@ def _loss_sum(model: nn.Module, batch: object) -> tuple[Tensor, Tensor]:
     return loss, (batch.tgt_out != 0).sum()
 
 
-def _worker(rank: int, world_size: int, port: int, folder: str) -> None:
-    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world_size), MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+def _worker(rank: int, world_size: int, folder: str) -> None:
+    os.environ.update(RANK=str(rank), WORLD_SIZE=str(world_size))
     torch.set_num_threads(1)
     torch.set_default_dtype(torch.float64)
-    processes = distributed.start("cpu", timeout_s=60)
+    # The processes meet through a file in the run's own folder, not on a port: a port chosen here and
+    # bound later by the processes could be taken in between by anything else on the machine.
+    processes = distributed.start("cpu", timeout_s=60, meeting=(Path(folder) / "meeting").as_uri())
     try:
         model, batch = _setup(world_size)
         mine = local_part(batch, rank, world_size)
@@ -99,16 +100,10 @@ def _worker(rank: int, world_size: int, port: int, folder: str) -> None:
         distributed.stop()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def gradient_averaging(world_size: int = 2) -> GradientAveraging:
     """Run the measurement on ``world_size`` processes (see the module's docstring)."""
     with tempfile.TemporaryDirectory() as folder:
-        mp.start_processes(_worker, args=(world_size, _free_port(), folder), nprocs=world_size,
+        mp.start_processes(_worker, args=(world_size, folder), nprocs=world_size,
                            start_method="spawn", join=True)
         results = [torch.load(Path(folder) / f"rank{r}.pt", weights_only=True) for r in range(world_size)]
     default_dtype = torch.get_default_dtype()

@@ -39,10 +39,16 @@ class Processes:
         return self.world_size > 1
 
 
-def start(device: str | None, timeout_s: float) -> Processes:
+def start(device: str | None, timeout_s: float, meeting: str = "env://") -> Processes:
     """Join the process group ``torchrun`` describes (if any), on ``device`` (default: this
     process's GPU if there is one, else the CPU). A collective that waits longer than
-    ``timeout_s`` seconds raises, so that a lost process cannot hang the others forever."""
+    ``timeout_s`` seconds raises, so that a lost process cannot hang the others forever.
+
+    ``meeting`` is where the processes find each other: ``env://`` reads torchrun's store from
+    ``MASTER_ADDR`` and ``MASTER_PORT`` (torchrun's launcher holds it open, on a port the system
+    gave it); ``file://PATH`` meets through a file that does not exist yet, for processes started
+    without torchrun (the appendix's demo): no port is chosen at all, so none can be taken by
+    another program between its choice and its use."""
     rank, world_size = int(os.environ.get("RANK", 0)), launched_world_size()
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
     if device is None:
@@ -54,7 +60,8 @@ def start(device: str | None, timeout_s: float) -> Processes:
         torch.cuda.set_device(chosen)
     if world_size > 1 and not dist.is_initialized():
         backend = "nccl" if chosen.type == "cuda" else "gloo"
-        dist.init_process_group(backend, timeout=timedelta(seconds=timeout_s),
+        dist.init_process_group(backend, init_method=meeting, rank=rank, world_size=world_size,
+                                timeout=timedelta(seconds=timeout_s),
                                 device_id=chosen if chosen.type == "cuda" else None)
     return Processes(rank, world_size, chosen)
 

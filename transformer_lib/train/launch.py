@@ -1,8 +1,9 @@
 """``python -m transformer_lib.train.launch --nproc-per-node N ...``: ``torchrun`` for this command,
 passing a process's exit status on.
 
-It starts the same processes as ``torchrun --nproc_per_node N -m transformer_lib.train ...`` (with
-``torch.distributed``'s own launcher, on this machine, and a free port), and differs in what it does
+It starts the same processes as ``torchrun --standalone --nproc_per_node N -m transformer_lib.train ...``
+(``torch.distributed``'s own launcher, on this machine, meeting at a store it keeps open on a port the
+system gives it, ``localhost:0``: no port is chosen and released), and differs in what it does
 when a process fails. ``torchrun`` exits with status 1 whatever the status of the failed process,
 after a traceback and a summary, some 35 lines (it re-raises ``ChildFailedError``). Here:
 

@@ -132,7 +132,7 @@ def go_on_command(folder: Path, out: Path) -> str:
         return f"{PROG}.launch --nproc-per-node {local} {flags}"
     if local != os.environ["WORLD_SIZE"]:  # several machines: their own torchrun flags, which only the user knows
         return f"torchrun (with this run's flags) -m transformer_lib.train {flags}"
-    return f"torchrun --nproc_per_node {local} -m transformer_lib.train {flags}"
+    return f"torchrun --standalone --nproc_per_node {local} -m transformer_lib.train {flags}"
 
 
 def lost_a_peer(error: BaseException, world_size: int) -> bool:
