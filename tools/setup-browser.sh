@@ -20,6 +20,13 @@ fi
 if ! command -v npm >/dev/null 2>&1; then
   missing+=(npm)
 fi
+# tests/test_rendezvous_stress.py makes a network of its own for its processes (unshare, ip)
+if ! command -v unshare >/dev/null 2>&1; then
+  missing+=(util-linux)
+fi
+if ! command -v ip >/dev/null 2>&1; then
+  missing+=(iproute2)
+fi
 if [ "${#missing[@]}" = 0 ]; then
   exit 0
 fi
