@@ -369,7 +369,6 @@ CALLS = {
         words=["chat", "chien"])),
     "models.parameter_breakdown": lambda: (models.parameter_breakdown, dict(config=CONFIG)),
     "models.breakdown_on_meta": lambda: (models.breakdown_on_meta, dict(config=CONFIG)),
-    "models.breakdown_key": lambda: (models.breakdown_key, dict(config=CONFIG)),
     "figures.models.parameter_breakdown_figure": lambda: (models_figures.parameter_breakdown_figure, dict(
         presets=["small"])),
     "analysis.norm_placement_scales": lambda: (analysis.norm_placement_scales, dict(
