@@ -9,7 +9,7 @@ variant - base. ``verdict`` gives the choice a direction only when
    mean ± t(0.975, n-1) · s / √n. Why *t* and not a bootstrap or a rank test: with 5 seeds a
    rank interval (sign or Wilcoxon test) cannot reach 95 % at all (its smallest two-sided error
    is 2/32 = 6.25 %), and a percentile bootstrap of 5 values is too narrow (its false-positive
-   rate under the null is about twice the nominal 5 %, ``tests/test_verdict.py`` measures it); the
+   rate under the null is about 16 %, three times the nominal 5 %: ``tests/test_verdict.py``); the
    *t* interval's error rate is exactly 5 % when seed noise is normal, and computable
    (``false_positive_rate``) when it is combined with the next condition;
 3. the mean's size exceeds the measure's stated minimum (``MEASURES``): 0.5 points of exact match,
