@@ -17,6 +17,11 @@ from ..verdict import MEASURES, MIN_SEEDS, Verdict
 from .ablations import TABLE3_VARIANTS, table3_verdict
 
 TABLE3_MEASURES = ("exact_match", "bleu", "perplexity")
+# No fixed widths and short lines: the three columns fit a phone's 390 px, the text wrapping in its cell.
+TABLE3_STYLE = ("<style>.tc-table3{border-collapse:collapse;font-size:0.85em;line-height:1.3;width:100%;"
+                "table-layout:fixed}.tc-table3 td,.tc-table3 th{padding:0.2em 0.3em;border-top:1px solid #ccc;"
+                "vertical-align:top;text-align:left;overflow-wrap:anywhere}.tc-table3 th:first-child{width:30%}"
+                ".tc-table3 caption{text-align:left}</style>")
 
 
 def spread(values: Iterable[float]) -> dict[str, float]:
@@ -73,30 +78,29 @@ def table3_html(data: dict) -> str:
     and the rule's verdict on the paired change in exact match (points) and in perplexity (% of the
     base's). Narrow enough for a phone: three short lines per cell, no fixed widths."""
     budgets = [str(b) for b in data["budgets"]]
-    cell = "style='padding:0.2em 0.4em;border-top:1px solid #ccc;vertical-align:top'"
-    head = "".join(f"<th {cell}>{int(b):,} steps</th>" for b in budgets)
-    lines = ["<table style='border-collapse:collapse;font-size:0.85em;line-height:1.3'>",
+    head = "".join(f"<th>{int(b):,} steps</th>" for b in budgets)
+    lines = [TABLE3_STYLE, "<table class='tc-table3'>",
              "<caption>Table 3 at the book's scale: median exact match over the seeds; change against the base "
              "(mean of the paired differences [95 % t interval]) in exact match (points) and perplexity "
              f"(% of the base's); the rule's verdict (at least {MIN_SEEDS} seeds, interval excluding 0, "
              f"at least {100 * MEASURES['exact_match'].minimum:g} points or "
              f"{100 * MEASURES['perplexity'].minimum:g} %)</caption>",
-             f"<thead><tr><th {cell}>variant (paper's row)</th>{head}</tr></thead><tbody>"]
+             f"<thead><tr><th>variant (paper's row)</th>{head}</tr></thead><tbody>"]
     for name, row in data["rows"].items():
         label = html.escape(TABLE3_VARIANTS[name].label.split(" (")[0].removeprefix("base: "))
         cells = []
         for b in budgets:
             stored = row["budgets"].get(b)
             if stored is None:
-                cells.append(f"<td {cell}>not run</td>")
+                cells.append("<td>not run</td>")
                 continue
             seeds = len(stored["exact_match"]["seeds"])
             level = f"{100 * stored['exact_match']['values']['median']:.1f} % ({seeds} seeds)"
             if name == "base":
-                cells.append(f"<td {cell}>{level}</td>")
+                cells.append(f"<td>{level}</td>")
                 continue
             em, ppl = (table3_verdict(data, name, int(b), m) for m in ("exact_match", "perplexity"))
-            cells.append(f"<td {cell}>{level}<br>EM {_short(em)}<br>PPL {_short(ppl)}</td>")
-        lines.append(f"<tr><td {cell}>{label} ({html.escape(row['row'])})</td>{''.join(cells)}</tr>")
+            cells.append(f"<td>{level}<br>EM {_short(em)}<br>PPL {_short(ppl)}</td>")
+        lines.append(f"<tr><td>{label} ({html.escape(row['row'])})</td>{''.join(cells)}</tr>")
     lines.append("</tbody></table>")
     return "\n".join(lines)
