@@ -71,7 +71,7 @@ from transformer_lib.tokenization import Vocab
 from transformer_lib.train import data as train_data
 from transformer_lib.vocabulary import SpecialIds
 
-from . import sweep_calls_agreement, sweep_calls_beyond, sweep_calls_errors, sweep_calls_explorer
+from . import sweep_calls_agreement, sweep_calls_beyond, sweep_calls_errors, sweep_calls_explorer, sweep_calls_verdict
 from .bad_input_sweep import (
     SWEEP_COUNT,
     SWEEP_OUTCOMES,
@@ -699,7 +699,8 @@ OTHER_EXEMPT = {
 }
 # The calls and reasons of later modules, one file per group (chapter 9's models; agreement, relative positions
 # and the exercises; the whole-model explorer)
-for _group in (sweep_calls_agreement, sweep_calls_beyond, sweep_calls_errors, sweep_calls_explorer):
+for _group in (sweep_calls_agreement, sweep_calls_beyond, sweep_calls_errors, sweep_calls_explorer,
+               sweep_calls_verdict):
     CALLS.update(_group.CALLS)
     OTHER_EXEMPT.update(_group.EXEMPT)
 

@@ -29,7 +29,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .validation import check_instance
+from .validation import check_choice, check_int, check_number, check_positive_int
 
 MIN_SEEDS = 5  # fewer paired seeds give no direction
 CONFIDENCE = 0.95  # of the two-sided t interval
@@ -58,9 +58,9 @@ MEASURES: dict[str, Measure] = {
 def t_two_sided_probability(t: float, dof: int) -> float:
     """P(|T| <= t) for Student's T with ``dof`` (a positive integer) degrees of freedom, in closed form
     (Abramowitz and Stegun 26.7.3-4: a finite sum in cos(theta), theta = atan(t / sqrt(dof)))."""
-    if dof < 1 or int(dof) != dof:
-        raise ValueError(f"dof: expected a positive integer, got {dof!r}")
-    theta = math.atan(abs(t) / math.sqrt(dof))
+    check_positive_int("dof", dof)
+    t = check_number("t", t, minimum=0.0)
+    theta = math.atan(t / math.sqrt(dof))
     c2, total = math.cos(theta) ** 2, 0.0
     if dof % 2 == 1:
         term = math.cos(theta) if dof > 1 else 0.0
@@ -75,10 +75,23 @@ def t_two_sided_probability(t: float, dof: int) -> float:
     return math.sin(theta) * total
 
 
+def _check_confidence(confidence: object) -> float:
+    if not 0 < check_number("confidence", confidence) < 1:
+        raise ValueError(f"confidence: expected a number strictly between 0 and 1, got {confidence!r}")
+    return float(confidence)
+
+
+def _check_differences(differences: object) -> list[float]:
+    if isinstance(differences, (str, bytes)) or not isinstance(differences, (list, tuple)):
+        raise TypeError(f"differences: expected a list of paired differences (numbers), "
+                        f"got {type(differences).__name__}")
+    return [check_number(f"differences[{i}]", d) for i, d in enumerate(differences)]
+
+
 def t_quantile(confidence: float, dof: int) -> float:
     """The t such that P(|T| <= t) = ``confidence`` (bisection on ``t_two_sided_probability``)."""
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence: expected a number strictly between 0 and 1, got {confidence!r}")
+    _check_confidence(confidence)
+    check_positive_int("dof", dof)
     low, high = 0.0, 1.0
     while t_two_sided_probability(high, dof) < confidence:
         high *= 2
@@ -90,6 +103,7 @@ def t_quantile(confidence: float, dof: int) -> float:
 
 def t_interval(differences: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float]:
     """The ``confidence`` Student t interval of the mean of ``differences`` (two or more)."""
+    differences, confidence = _check_differences(differences), _check_confidence(confidence)
     if len(differences) < 2:
         raise ValueError(f"differences: expected at least 2 values for an interval, got {len(differences)}")
     mean, n = statistics.fmean(differences), len(differences)
@@ -128,15 +142,14 @@ class Verdict:
 def verdict(differences: Sequence[float], measure: str = "exact_match", base: float | None = None) -> Verdict:
     """The rule (this module's docstring) on the paired differences variant - base of ``measure``.
     ``base``: the base's value (its median over the seeds), needed where the minimum is relative."""
-    check_instance("differences", differences, (list, tuple), "a list of paired differences")
-    if measure not in MEASURES:
-        raise ValueError(f"measure: expected one of {sorted(MEASURES)}, got {measure!r}")
+    differences = _check_differences(differences)
+    check_choice("measure", measure, list(MEASURES))
     if not differences:
         raise ValueError("differences: expected at least one paired difference, got none")
     m = MEASURES[measure]
     if m.relative and base is None:
         raise ValueError(f"base: expected the base's {measure} (the minimum is a fraction of it), got None")
-    minimum = m.minimum * abs(base) if m.relative else m.minimum
+    minimum = m.minimum * check_number("base", base, positive=True) if m.relative else m.minimum
     mean, median, n = statistics.fmean(differences), statistics.median(differences), len(differences)
     low, high = t_interval(differences) if n >= 2 else (None, None)
     if n < MIN_SEEDS:
@@ -155,8 +168,9 @@ def false_positive_rate(seeds: int, minimum_over_sd: float = 0.0, confidence: fl
     |mean| > minimum), ``minimum_over_sd`` = minimum / sd. The mean and the sample deviation S are
     independent, so this is one integral over S's distribution (scaled chi, seeds - 1 degrees of
     freedom), computed by the midpoint rule on ``points`` points."""
-    if seeds < 2:
-        raise ValueError(f"seeds: expected at least 2, got {seeds}")
+    check_int("seeds", seeds, minimum=2)
+    minimum_over_sd = check_number("minimum_over_sd", minimum_over_sd, minimum=0.0)
+    confidence, points = _check_confidence(confidence), check_positive_int("points", points)
     k, c = seeds - 1, t_quantile(confidence, seeds - 1)
     root_n = math.sqrt(seeds)
 

@@ -109,7 +109,7 @@ def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
 
 
 def verdict_figure(data: Mapping, measure: str = "exact_match", labels: Mapping[str, str] | None = None,
-                   apart: Iterable[str] = (), title: str = "Table 3 at the book's scale") -> go.Figure:
+                   apart: Iterable[str] = ()) -> go.Figure:
     """Chapter 6's Table 3 as the book's one rule sees it (``pretrained.ablations.table3_verdict``): per
     variant and step budget, the mean paired change in ``measure`` against the base with its 95 % t
     interval (a bar; none with fewer than two seeds), each seed's change (hollow circles), and the
@@ -161,7 +161,8 @@ def verdict_figure(data: Mapping, measure: str = "exact_match", labels: Mapping[
     fig.update_layout(
         template=BOOK_TEMPLATE, height=170 + 40 * len(keys) + 22 * len(notes),
         title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=24),
-                   text=f"{title}:<br>change in {name}<br><sup>against the base, same seed; better to the {better};"
+                   text=f"Table 3 at the book's scale:<br>change in {name}<br>"
+                        f"<sup>against the base, same seed; better to the {better};"
                         f"<br>grey: under the rule's minimum</sup>"
                         + "".join(f"<br><sup>off the scale, not drawn: {note}</sup>" for note in notes)),
         xaxis=dict(title=dict(text=f"change in {name} ({unit})"), zeroline=False),
