@@ -4,8 +4,8 @@ A variant of the book's recipe is trained from several seeds; the seed sets the 
 dropout masks and the batch order, so that seed s of a variant and seed s of the base differ only by
 the variant's change (where the change allows: a model of another shape draws other weights). An
 effect is then measured seed by seed, as the paired difference variant − base, and reported with its
-smallest, median and largest value over the seeds: an effect whose paired differences straddle zero
-is within the spread of seeds, whatever its mean says.
+smallest, median and largest value over the seeds (``spread`` and ``paired_effects``, the library's:
+``transformer_lib.pretrained.table3_report``); the book's one rule judges it (``transformer_lib.verdict``).
 """
 
 from __future__ import annotations
@@ -13,37 +13,13 @@ from __future__ import annotations
 import multiprocessing
 import os
 import platform
-import statistics
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 
 import harness
 import torch
 
-
-def spread(values: Iterable[float]) -> dict[str, float]:
-    """The smallest, median and largest of ``values``, and their mean."""
-    values = list(values)
-    return {"min": min(values), "median": statistics.median(values), "max": max(values),
-            "mean": statistics.fmean(values)}
-
-
-def paired_effects(by_seed: dict[int, dict], base: dict[int, dict], measures: Iterable[str]) -> dict[str, dict]:
-    """For each measure: the variant's values and its paired differences to ``base``, over the seeds
-    both have (a seed the base lacks is left out, never compared with another seed)."""
-    seeds = sorted(s for s in by_seed if s in base)
-    if not seeds:
-        return {}
-    return {measure: {"values": spread(by_seed[s][measure] for s in seeds),
-                      "effect": spread(by_seed[s][measure] - base[s][measure] for s in seeds),
-                      "seeds": seeds}
-            for measure in measures}
-
-
-def excludes_zero(effect: dict[str, float]) -> bool:
-    """True when every paired difference has the same sign (none is zero): the effect is larger than
-    the spread of seeds."""
-    return effect["min"] > 0 or effect["max"] < 0
+from transformer_lib.pretrained.table3_report import paired_effects, spread  # noqa: F401 -- the benchmarks' too
 
 
 def host() -> dict:

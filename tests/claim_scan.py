@@ -10,11 +10,13 @@ ways, and the scan reports any other, with its file, cell and the sentence:
 2. **it is someone else's**: inside a blockquote or a quotation, or the sentence cites the work it reports
    (a link to the bibliography, a ``{cite}`` role) or says whose it is ("the paper reports", "they
    found", "the claim"): the book quotes it, it does not claim it;
-3. **it is backed by paired seeds**: the sentence quotes a bound number (``{eval}``, ``transformer_lib.prose``)
-   whose expression, or what the code cells assigned it from, shares a name or a key with an ``assert`` of
-   a code cell above it that reads a *paired spread*: the smallest and largest change over seeds
-   (``..._effect_min``, ``..._effect_max``), or a name with ``paired`` or ``spread`` in it (``SPREAD``).
-   The stored multi-seed data carry the number; the assert fails if the spread stops supporting it.
+3. **it is backed by the book's one rule**: the sentence quotes a bound number (``{eval}``,
+   ``transformer_lib.prose``) whose expression, or what the code cells assigned it from, shares a name or
+   a key with an ``assert`` of a code cell above it that reads a *verdict* of ``transformer_lib.verdict``
+   (five or more paired seeds, a 95 % interval that excludes zero, a minimum size): a call of ``verdict``
+   or ``table3_verdict``, or a verdict's ``directed`` (``RULE``). The stored multi-seed data carry the
+   number; the assert fails if the rule stops giving it. A spread over seeds alone (``..._effect_min``,
+   every seed agreeing) backs nothing: with three seeds a change with no effect gets one sign in four.
 
 What is scanned: the markdown cells of every notebook of ``book/``, the book's markdown pages and the
 README, with code blocks, inline code, link targets and HTML tags blanked (``prose_scan``'s patterns).
@@ -48,7 +50,7 @@ ONE_RUN = re.compile(r"\b(?:in )?(?:one|a single|this|that) (?:run|seed|training
                      r"\bnot measured\b|\bhas not run\b", re.I)
 CITED = re.compile(r"\]\(bibliography\.md#|\{cite(?::[pt])?\}|\bthe paper(?:'s)? (?:reports?|finds|found|says|"
                    r"measures)|\b(?:they|the authors) (?:found|find|report)|\bclaim(?:s|ed)?\b", re.I)  # whose it is
-SPREAD = re.compile(r"effect_min|effect_max|paired|spread", re.I)
+RULE = re.compile(r"(?<![A-Za-z0-9_])verdict\b|\btable3_verdict\b|\bdirected\b")  # the one rule's verdicts
 # the markup whose text is no prose: code blocks, directive lines, inline code, link targets, HTML tags
 MARKUP = [p for p in prose_scan.MASKED if p.pattern.startswith(("```", "^:::", "`[^`]", r"\]\(", "<[^>"))]
 QUOTED = [re.compile(r"^\s*>.*$", re.M), re.compile(r"“[^”]*”"), re.compile(r'"[^"\n]*"')]
@@ -67,7 +69,7 @@ class Claim:
         where = f"{self.source} cell {self.cell} (id {self.cell_id})" if self.cell is not None else self.source
         return (f"{where}: a training claim with no seeds behind it: '{self.sentence}'. Say it is one run "
                 "('in this run', 'one seed', 'not measured on this page'), or bind its number ({eval}) to stored "
-                "multi-seed data that an assert above reads with its paired spread (..._effect_min/_max)")
+                "multi-seed data that an assert above judges with the book's one rule (transformer_lib.verdict)")
 
 
 def _names(expression: str) -> set[str]:
@@ -82,14 +84,14 @@ def _names(expression: str) -> set[str]:
 
 
 def spread_asserts(code: str) -> list[set[str]]:
-    """The names and keys of each ``assert`` of ``code`` that reads a paired spread (``SPREAD``)."""
+    """The names and keys of each ``assert`` of ``code`` that reads a verdict of the one rule (``RULE``)."""
     source = "\n".join(line for line in code.splitlines() if line.lstrip()[:1] not in ("%", "!"))
     try:
         tree = ast.parse(source)
     except SyntaxError:
         return []
     return [_names(ast.unparse(node)) for node in ast.walk(tree)
-            if isinstance(node, ast.Assert) and SPREAD.search(ast.unparse(node))]
+            if isinstance(node, ast.Assert) and RULE.search(ast.unparse(node))]
 
 
 def sentences(markdown: str) -> list[str]:
@@ -151,7 +153,7 @@ def _reads(names: set[str], assigned: dict[str, set[str]]) -> set[str]:
 
 def unbacked(sentence: str, asserts: list[set[str]], assigned: dict[str, set[str]] | None = None) -> bool:
     """A training claim that says neither one run, nor whose it is, nor has a bound number that an assert
-    on a paired spread reads (directly, or through the assignments that computed it)."""
+    on the one rule's verdict reads (directly, or through the assignments that computed it)."""
     if not is_claim(sentence) or ONE_RUN.search(sentence) or CITED.search(sentence):
         return False
     bound = set().union(set(), *(_names(e) for e in EVAL_ROLE.findall(sentence)))

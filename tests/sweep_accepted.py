@@ -181,6 +181,7 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
         ('figures.attention.scaling_figure', 'log_y'),
         ('figures.embeddings.french_word_labels', 'words'),
         ('figures.ledger.ledger_effects_figure', 'apart'),
+        ('figures.ledger.verdict_figure', 'apart'),
         ('figures.training.moving_average', 'values'),
         ('language_model.sample_shares', 'training'),
         ('markov.agreement_examples', 'sentences'),
@@ -376,6 +377,8 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
         ('sampling.tempered_logits', 'logits'),
     ]),
     **_each({'its first item twice': REPEATED}, [
+        ('verdict.t_interval', 'differences'),  # two seeds may differ from the base by the same amount
+        ('verdict.verdict', 'differences'),
         ('analysis.encoder_unit_activations_by_layer', 'sentences'),
         ('agreement.head_agreement', 'weights'),
         ('agreement.position_baseline', 'links'),

@@ -76,6 +76,7 @@ from . import (
     sweep_calls_errors,
     sweep_calls_explorer,
     sweep_calls_pretrained,
+    sweep_calls_verdict,
 )
 from .bad_input_sweep import (
     SWEEP_OUTCOMES,
@@ -373,7 +374,6 @@ CALLS = {
         words=["chat", "chien"])),
     "models.parameter_breakdown": lambda: (models.parameter_breakdown, dict(config=CONFIG)),
     "models.breakdown_on_meta": lambda: (models.breakdown_on_meta, dict(config=CONFIG)),
-    "models.breakdown_key": lambda: (models.breakdown_key, dict(config=CONFIG)),
     "figures.models.parameter_breakdown_figure": lambda: (models_figures.parameter_breakdown_figure, dict(
         presets=["small"])),
     "analysis.norm_placement_scales": lambda: (analysis.norm_placement_scales, dict(
@@ -707,7 +707,7 @@ OTHER_EXEMPT = {
 # The calls and reasons of later modules, one file per group (chapter 9's models; agreement, relative positions
 # and the exercises; the whole-model explorer)
 for _group in (sweep_calls_agreement, sweep_calls_beyond, sweep_calls_errors, sweep_calls_explorer,
-               sweep_calls_pretrained):
+               sweep_calls_pretrained, sweep_calls_verdict):
     CALLS.update(_group.CALLS)
     OTHER_EXEMPT.update(_group.EXEMPT)
 

@@ -1,43 +1,49 @@
-"""The stored parameter breakdowns (``tools/parameter_counts.py``) are what the code computes, and
-``parameter_breakdown`` reads them instead of building the paper's models on the meta device."""
+"""``parameter_breakdown`` counts in closed form: each part must be what the model built on the meta
+device holds, for every preset and every switch that changes a count."""
 
 from __future__ import annotations
 
-import json
-import sys
+import itertools
 
 import pytest
 import torch
 
 from transformer_lib import models
-from transformer_lib.config import TransformerConfig
+from transformer_lib.config import PRESETS, TransformerConfig
+from transformer_lib.pretrained.ablations import TABLE3_VARIANTS
 
-from .book_browser import ROOT
-
-sys.path.insert(0, str(ROOT / "tools"))
-from parameter_counts import counted_configs  # noqa: E402
+SWITCHES = list(itertools.product([False, True], ["sinusoidal", "learned", "rope"], [False, True], [False, True]))
 
 
-def test_the_stored_breakdowns_are_what_the_code_computes() -> None:
-    stored = json.loads(models.STORED_BREAKDOWNS.read_text())
-    configs = counted_configs()
-    assert sorted(stored) == sorted(models.breakdown_key(c) for c in configs)
-    for config in configs:
-        assert stored[models.breakdown_key(config)] == models.breakdown_on_meta(config)
+@pytest.mark.parametrize("name", list(PRESETS))
+def test_the_closed_form_is_the_built_models_count(name: str) -> None:
+    checked = 0
+    for norm_first, positional, tie, share in SWITCHES:
+        try:
+            config = TransformerConfig.preset(name, norm_first=norm_first, positional=positional,
+                                              tie_output_embedding=tie, share_source_target_embedding=share,
+                                              n_decoder_layers=3)
+        except ValueError:  # a combination the config refuses (one vocabulary per language, say)
+            continue
+        assert models.parameter_breakdown(config) == models.breakdown_on_meta(config), (norm_first, positional, tie,
+                                                                                         share)
+        checked += 1
+    assert checked >= len(SWITCHES) // 2
 
 
-def test_a_stored_config_is_read_and_another_is_computed(monkeypatch: pytest.MonkeyPatch) -> None:
-    base, other = TransformerConfig.preset("base"), TransformerConfig.preset("base", d_ff=1024)
-    expected = models.breakdown_on_meta(other)
+def test_every_table3_variants_config_is_counted_right() -> None:
+    for name, variant in TABLE3_VARIANTS.items():
+        config = variant.book_recipe(0).config(1000, 1000)
+        assert models.parameter_breakdown(config) == models.breakdown_on_meta(config), name
 
-    def not_built(config: TransformerConfig) -> dict[str, int]:
-        assert config == other, "a stored config was built again"
-        return expected
 
-    monkeypatch.setattr(models, "breakdown_on_meta", not_built)
-    assert models.parameter_breakdown(base) == json.loads(models.STORED_BREAKDOWNS.read_text())[
-        models.breakdown_key(base)]
-    assert models.parameter_breakdown(other) == expected
+def test_no_model_is_built(monkeypatch: pytest.MonkeyPatch) -> None:
+    def built(*args, **kwargs):
+        raise AssertionError("parameter_breakdown built a model")
+
+    monkeypatch.setattr(models.Transformer, "__init__", built)
+    assert sum(models.parameter_breakdown(TransformerConfig.preset("base")).values()) == models.parameter_count(
+        TransformerConfig.preset("base"))
 
 
 @pytest.mark.parametrize("name", ["base", "big"])

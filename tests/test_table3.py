@@ -30,10 +30,9 @@ def test_effects_are_paired_seed_by_seed():
     rows = table3.summarise(runs, (10, 20))
     effect = rows["rope"]["budgets"]["20"]["exact_match"]["effect"]
     assert (effect["min"], effect["max"]) == pytest.approx((-0.1, 0.1))  # +0.1 on seed 0, -0.1 on seed 1
-    assert not paired_seeds.excludes_zero(effect)  # unpaired, the means (0.7 against 0.7) would say nothing
     assert rows["rope"]["budgets"]["20"]["exact_match"]["values"]["median"] == pytest.approx(0.7)
     assert "layers_1" not in rows
-    assert paired_seeds.excludes_zero({"min": 0.01, "max": 0.2}) and paired_seeds.excludes_zero({"min": -3, "max": -1})
+    assert paired_seeds.paired_effects is table3.summarise.__globals__["paired_effects"]  # one implementation
 
 
 def test_variants_are_the_papers_rows_at_the_books_scale():
@@ -43,7 +42,7 @@ def test_variants_are_the_papers_rows_at_the_books_scale():
         config = variant.book_recipe(seed=1).config(10, 10)
         if variant.row == "A":  # heads at fixed compute: d_k * h = d_model
             assert config.d_k * config.n_heads == BOOK_RECIPE.model.d_model
-        assert variant.book_recipe(seed=1).seed == 1
+        assert variant.book_recipe(seed=1).seed == 1 + variant.seed_offset  # the placebo: 1001
     assert TABLE3_VARIANTS["base"].book_recipe(0) == BOOK_RECIPE
 
 
@@ -85,17 +84,20 @@ def test_a_readers_run_is_compared_with_the_stored_spread():
         compare_with_table3(data, {"variant": "heads_1", "seed": 0, "budgets": {}})
 
 
-def test_claims_say_what_every_seed_says():
-    from transformer_lib.pretrained.ablations import table3_claim
-    runs = [run("base", 0, 0.5), run("base", 1, 0.9), run("base", 2, 0.7),
-            run("rope", 0, 0.6), run("rope", 1, 0.8), run("rope", 2, 0.75),
-            run("heads_1", 0, 0.4), run("heads_1", 1, 0.85), run("heads_1", 2, 0.6)]
+def test_claims_are_the_one_rules() -> None:
+    from transformer_lib.pretrained.ablations import table3_claim, table3_verdict
+    seeds = range(5)
+    base = [0.5, 0.9, 0.7, 0.6, 0.8]
+    runs = [run("base", s, em) for s, em in zip(seeds, base, strict=True)]
+    runs += [run("heads_1", s, em - 0.1 - 0.01 * s) for s, em in zip(seeds, base, strict=True)]  # -10 to -14 points
+    runs += [run("rope", s, em + d) for s, em, d in zip(seeds, base, (0.02, -0.03, 0.01, -0.01, 0.0), strict=True)]
+    runs += [run("layers_1", s, em + 0.1) for s, em in zip(range(3), base[:3], strict=True)]  # three seeds only
     data = {"budgets": [10, 20], "rows": table3.summarise(runs, (10, 20)), "runs": runs}
-    assert table3_claim(data, "rope", 20) == (
-        "within the spread of seeds (+5.0 points on the median seed; -10.0 to +10.0 over 3 seeds)")
-    assert table3_claim(data, "heads_1", 20).startswith("worse (-10.0 points on the median seed; -10.0 to -5.0")
-    # perplexity: lower is better (here 2 - exact match: heads_1 is higher on every seed)
-    assert table3_claim(data, "heads_1", 20, "perplexity").startswith("worse (+0.100 on the median seed")
+    assert table3_claim(data, "heads_1", 20) == "worse (-12.0 points [-14.0, -10.0], 5 seeds)"
+    assert table3_claim(data, "rope", 20).startswith("within the noise (-0.2 points [")
+    assert table3_verdict(data, "layers_1", 20).word == "fewer than 5 seeds"  # every seed +10 points: no verdict
+    # perplexity (here 2 - exact match): lower is better, the minimum 2 % of the base's median
+    assert table3_verdict(data, "heads_1", 20, "perplexity").word == "worse"
 
 
 def test_bad_table_and_run_are_named_and_nan_is_refused_not_printed_as_a_percentage():
@@ -112,3 +114,23 @@ def test_bad_table_and_run_are_named_and_nan_is_refused_not_printed_as_a_percent
         table3_effect(data, ["rope"], data["budgets"][0])  # was a bare TypeError: unhashable type: 'list'
     with pytest.raises(ValueError, match=r"^data: expected the JSON"):
         table3_effect({}, "rope", data["budgets"][0])  # was a bare KeyError: 'rows'
+
+
+def test_the_placebo_is_the_base_from_other_seeds() -> None:
+    from transformer_lib.pretrained.ablations import PLACEBO, PLACEBO_SEEDS
+    placebo = TABLE3_VARIANTS[PLACEBO].book_recipe(3)
+    assert placebo.seed == PLACEBO_SEEDS + 3 and placebo == TABLE3_VARIANTS["base"].book_recipe(PLACEBO_SEEDS + 3)
+
+
+def test_the_benchmark_appends_and_refuses_to_mix(tmp_path) -> None:
+    out = tmp_path / "table3.json"
+    command = [sys.executable, str(ROOT / "benchmarks" / "table3.py"), "--quick", "--out", str(out), "--workers", "1"]
+    subprocess.run(command, check=True, cwd=ROOT, capture_output=True, text=True)
+    first = json.loads(out.read_text())
+    again = subprocess.run(command, check=True, cwd=ROOT, capture_output=True, text=True)
+    assert "4 runs kept, 0 to go" in again.stdout
+    second = json.loads(out.read_text())
+    assert second["runs"] == first["runs"] and len(second["sessions"]) == 2  # nothing rerun, nothing overwritten
+    refused = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "table3.py"), "--out", str(out)],
+                             cwd=ROOT, capture_output=True, text=True)
+    assert refused.returncode != 0 and "quick" in refused.stderr and json.loads(out.read_text()) == second

@@ -1,7 +1,8 @@
 """No sentence of the book claims an effect of a training choice without seeds behind it (tests/claim_scan.py).
 
-A claim such as "no dropout: better" rests on at least three paired seeds with the spread shown (a bound
-number and an assert on the paired spread), or says it is one run. The scan is tested on planted notebooks:
+A claim such as "no dropout: better" rests on the book's one rule (``transformer_lib.verdict``: five or more
+paired seeds, an interval excluding zero, a minimum size; a bound number and an assert on the verdict), or
+says it is one run. The scan is tested on planted notebooks:
 a one-seed "better" fails, the same sentence saying "in this run", quoting the paper, or bound to a number
 that an assert on a paired spread reads, passes.
 """
@@ -44,7 +45,10 @@ ONE_SEED = _code("deep = train(layers=2, seed=0)\nshallow = train(layers=1, seed
                  "gap = shown(shallow.exact_match - deep.exact_match, '.1%')\nassert gap.value > 0.05")
 PAIRED = _code("rows = json.loads(Path('data/table3.json').read_text())['rows']\n"
                "gap = shown(rows['N=1']['exact_match_effect'], '.1%')\n"
-               "assert rows['N=1']['exact_match_effect_min'] > 0  # the paired spread excludes zero")
+               "assert verdict(rows['N=1']['differences']).word == 'better'  # the one rule, on five seeds or more")
+SPREAD_ONLY = _code("rows = json.loads(Path('data/table3.json').read_text())['rows']\n"
+                    "gap = shown(rows['N=1']['exact_match_effect'], '.1%')\n"
+                    "assert rows['N=1']['exact_match_effect_min'] > 0  # every seed agrees: no verdict")
 
 
 def _found(markdown: str, code: dict = ONE_SEED) -> list[str]:
@@ -71,6 +75,11 @@ def test_one_run_said_quoted_or_backed_by_a_paired_spread_passes() -> None:
     assert _found("The paper reports that dropout helps, at 100,000 steps.") == []
     assert _found("One layer instead of two is better by {eval}`gap` of exact match.", PAIRED) == []
     assert _found("One layer instead of two is better by {eval}`other` of exact match.", PAIRED)  # not the asserted one
+
+
+def test_a_spread_over_seeds_without_the_rule_backs_nothing() -> None:
+    # three seeds agreeing on a sign is what a change with no effect does one time in four
+    assert _found("One layer instead of two is better by {eval}`gap` of exact match.", SPREAD_ONLY)
 
 
 def test_prose_that_names_no_training_choice_is_no_claim() -> None:

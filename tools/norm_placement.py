@@ -1,33 +1,12 @@
-"""Store chapter 6's post-norm and pre-norm scales (``compute_norm_placement``) as package data.
+"""Write the stored file ``norm_placement``: the same as ``python tools/store.py norm_placement``.
 
-Writes ``transformer_lib/pretrained/norm_placement.json``, which chapter 6 shows;
-``tests/test_norm_placement.py`` checks that the file is what the code computes. Run it again after
-the encoder, its initialisation or ``analysis.norm_placement_scales`` change.
-
-    python tools/norm_placement.py
+The registry (``transformer_lib.stored.STORED["norm_placement"]``) names the function that computes it
+and the check that ``tests/test_stored.py`` runs.
 """
 
 from __future__ import annotations
 
-import json
-import sys
-from pathlib import Path
-
-import torch
-
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from transformer_lib.pretrained.norm_placement import NORM_PLACEMENT_PATH, compute_norm_placement  # noqa: E402
-
-
-def main() -> None:
-    torch.set_num_threads(1)
-    scales = compute_norm_placement()
-    NORM_PLACEMENT_PATH.write_text(json.dumps(scales, indent=1) + "\n")
-    for name, s in scales.items():
-        print(f"{name}: top / bottom layer gradient {s['gradient'][-1] / s['gradient'][0]:.3g}")
-    print(f"wrote {NORM_PLACEMENT_PATH}")
-
+from store import main
 
 if __name__ == "__main__":
-    main()
+    main(["norm_placement"])

@@ -16,10 +16,7 @@ part would import the others.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Iterable
-from pathlib import Path
 
 import torch
 from torch import Tensor, nn
@@ -349,8 +346,7 @@ def count_parameters(model: nn.Module) -> int:
 
 def parameter_count(config: TransformerConfig) -> int:
     """Parameters of the encoder-decoder ``Transformer`` for ``config``, counted without
-    allocating them: ``parameter_breakdown``'s parts, added up (stored for the configs the book
-    counts, otherwise the model built on the meta device)."""
+    allocating them: ``parameter_breakdown``'s parts (a closed form), added up."""
     return sum(parameter_breakdown(config).values())  # parameter_breakdown checks config
 
 
@@ -383,27 +379,35 @@ def _component(name: str) -> str:
     return f"{side} layer norms"  # the residuals' norms and a pre-norm stack's final norm
 
 
-# The breakdowns of the configs the book counts (the paper's presets), as ``breakdown_on_meta`` computes
-# them, stored by tools/parameter_counts.py and checked by tests/test_parameter_counts.py: on the meta
-# device, the first initialisation imports PyTorch's compiler, a second of a chapter's budget.
-STORED_BREAKDOWNS = Path(__file__).parent / "pretrained" / "parameter_counts.json"
-
-
 def parameter_breakdown(config: TransformerConfig) -> dict[str, int]:
-    """Parameters of each component of ``Transformer(config)``, in the order of ``COMPONENTS``.
+    """Parameters of each component of ``Transformer(config)``, in the order of ``COMPONENTS``, in
+    closed form (no model built: on the meta device the first build imports PyTorch's compiler, a
+    second of a chapter's budget; ``breakdown_on_meta`` builds it, and the tests compare the two).
 
     A matrix shared by several parts (section 3.4's tied embeddings) is counted once, under
     the first part that holds it (``named_parameters`` yields a shared tensor once), so the
     values add up to ``models.parameter_count``'s total."""
     _check_config(config)
-    stored = json.loads(STORED_BREAKDOWNS.read_text()).get(breakdown_key(config))
-    return {part: stored[part] for part in COMPONENTS} if stored is not None else breakdown_on_meta(config)
-
-
-def breakdown_key(config: TransformerConfig) -> str:
-    """The key of ``config``'s stored breakdown: its fields as JSON, sorted."""
-    _check_config(config)
-    return json.dumps(dataclasses.asdict(config), sort_keys=True)
+    d, d_ff = config.d_model, config.d_ff
+    attention = 4 * (d * d + d)  # W_Q, W_K, W_V, W_O with their biases
+    feed_forward = d * d_ff + d_ff + d_ff * d + d  # W_1, b_1, W_2, b_2
+    norm = 2 * d  # gain and bias
+    final = norm if config.norm_first else 0  # a pre-norm stack ends with its own LayerNorm
+    tokens = config.tgt_vocab_size * d + (0 if config.share_source_target_embedding else config.src_vocab_size * d)
+    positions = 2 * config.max_len * d if config.positional == "learned" else 0  # one table per side
+    n_enc, n_dec = config.n_encoder_layers, config.n_decoder_layers
+    return {
+        "embeddings": tokens + positions,
+        "encoder self-attention": n_enc * attention,
+        "encoder feed-forward": n_enc * feed_forward,
+        "encoder layer norms": n_enc * 2 * norm + final,
+        "decoder self-attention": n_dec * attention,
+        "decoder cross-attention": n_dec * attention,
+        "decoder feed-forward": n_dec * feed_forward,
+        "decoder layer norms": n_dec * 3 * norm + final,
+        # the bias always; the matrix unless it is the target embedding's (tied)
+        "output projection": config.tgt_vocab_size + (0 if config.tie_output_embedding else d * config.tgt_vocab_size),
+    }
 
 
 def breakdown_on_meta(config: TransformerConfig) -> dict[str, int]:

@@ -19,7 +19,7 @@ MEASURE_TITLES = {
 LOWER_IS_BETTER = ("valid_loss", "perplexity")
 
 
-def _runs_by_seed(results: Mapping, key: str, measure: str, base: str) -> dict[int, float]:
+def runs_by_seed(results: Mapping, key: str, measure: str, base: str) -> dict[int, float]:
     """The value of ``measure`` for row ``key`` in each seed's run (decoding rows: the base's runs)."""
     out = {}
     for run in results["runs"]:
@@ -54,18 +54,18 @@ def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
     base_key = check_instance("base", base, str, "the key of the base row (str)")
     if base_key not in results["rows"]:
         raise ValueError(f"base: expected one of the rows {sorted(results['rows'])}, got {base_key!r}")
-    base = _runs_by_seed(results, base_key, measure, base_key)
+    base = runs_by_seed(results, base_key, measure, base_key)
     apart = [k for k in apart if k in results["rows"]]
     keys = [k for k in results["rows"] if k != base_key and k not in apart]
     rows, notes = [], []
     for key in keys:
-        by_seed = _runs_by_seed(results, key, measure, base_key)
+        by_seed = runs_by_seed(results, key, measure, base_key)
         if not by_seed:  # a row that cannot change this measure (decoding does not change the loss)
             continue
         diffs = [(by_seed[s] - base[s]) * scale for s in sorted(by_seed)]
         rows.append((labels.get(key, key), diffs))
     for key in apart:
-        by_seed = _runs_by_seed(results, key, measure, base_key)
+        by_seed = runs_by_seed(results, key, measure, base_key)
         if by_seed:
             mean = sum((by_seed[s] - base[s]) * scale for s in by_seed) / len(by_seed)
             notes.append(f"{labels.get(key, key)}: {mean:+.1f}")
@@ -104,5 +104,71 @@ def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
         yaxis=dict(title=dict(text=axis, standoff=10), automargin=True, range=[-0.5, len(rows) - 0.2]),
         legend=dict(yref="container", y=0.0, yanchor="bottom"),  # under the axis title, whatever the height
         margin=dict(t=120 + 22 * len(notes), b=140),
+    )
+    return fig
+
+
+def verdict_figure(data: Mapping, measure: str = "exact_match", labels: Mapping[str, str] | None = None,
+                   apart: Iterable[str] = ()) -> go.Figure:
+    """Chapter 6's Table 3 as the book's one rule sees it (``pretrained.ablations.table3_verdict``): per
+    variant and step budget, the mean paired change in ``measure`` against the base with its 95 % t
+    interval (a bar; none with fewer than two seeds), each seed's change (hollow circles), and the
+    rule's minimum size (the grey band: a change inside it is within the noise however sure).
+    ``data``: ``load_table3()``; rows in ``apart`` (off the scale) are written under the title."""
+    from ..pretrained.ablations import paired_differences, table3_verdict
+    from ..verdict import MEASURES
+
+    if not isinstance(data, Mapping) or "runs" not in data or "rows" not in data:
+        raise TypeError(f"data: expected the JSON of benchmarks/table3.py (load_table3()), got {type(data).__name__}")
+    check_choice("measure", measure, [m for m in MEASURE_TITLES if m in MEASURES and m != "valid_loss"])
+    labels = check_names("labels", {} if labels is None else labels, "row key -> name shown")
+    apart = check_token_list("apart", list(check_iterable("apart", apart, "a list of row keys")), item="row key")
+    name, unit, scale = MEASURE_TITLES[measure]
+    keys = [k for k in data["rows"] if k != "base" and k not in apart][::-1]  # the table's order, top down
+    fig, notes = go.Figure(), []
+    for i, budget in enumerate(data["budgets"]):
+        shown_keys = [k for k in keys if str(budget) in data["rows"][k]["budgets"]]
+        verdicts = [table3_verdict(data, k, budget, measure) for k in shown_keys]
+        offset = 0.18 * (1 - 2 * i)  # the budgets side by side on each variant's line
+        y = [keys.index(k) + offset for k in shown_keys]
+        means = [scale * v.mean for v in verdicts]
+        fig.add_trace(go.Scatter(
+            x=[round(m, 4) for m in means], y=y, mode="markers", name=f"{budget:,} steps: mean, 95 % interval",
+            marker=dict(symbol="diamond", size=11, color=PALETTE[i]),
+            error_x=dict(type="data", symmetric=False, color=PALETTE[i], thickness=2,
+                         array=[round(scale * v.high - m, 4) if v.high is not None else 0
+                                for v, m in zip(verdicts, means, strict=True)],
+                         arrayminus=[round(m - scale * v.low, 4) if v.low is not None else 0
+                                     for v, m in zip(verdicts, means, strict=True)]),
+            customdata=[f"{v.word}, {v.seeds} seeds" for v in verdicts],
+            hovertemplate="%{x:+.2f}: %{customdata}<extra></extra>"))
+        seeds = [(keys.index(k) + offset, scale * d) for k in shown_keys
+                 for d in paired_differences(data, k, budget, measure)]
+        fig.add_trace(go.Scatter(
+            x=[round(x, 4) for _, x in seeds], y=[y for y, _ in seeds], mode="markers",
+            name=f"{budget:,} steps: one seed",
+            marker=dict(symbol="circle-open", size=7, color=PALETTE[i], line=dict(width=1.5)),
+            hovertemplate="%{x:+.2f} (one seed)<extra></extra>"))
+        for k in apart:
+            if str(budget) in data["rows"].get(k, {}).get("budgets", {}):
+                mean = scale * table3_verdict(data, k, budget, measure).mean
+                notes.append(f"{labels.get(k, k)} at {budget:,}: {mean:+.1f}")
+    minimum = MEASURES[measure].minimum
+    if not MEASURES[measure].relative:
+        fig.add_vrect(x0=-scale * minimum, x1=scale * minimum, fillcolor="#999", opacity=0.2, line_width=0)
+    fig.add_vline(x=0, line=dict(color="#555", dash="dash"))
+    better = "left" if measure in LOWER_IS_BETTER else "right"
+    fig.update_layout(
+        template=BOOK_TEMPLATE, height=170 + 40 * len(keys) + 22 * len(notes),
+        title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=24),
+                   text=f"Table 3 at the book's scale:<br>change in {name}<br>"
+                        f"<sup>against the base, same seed; better to the {better};"
+                        f"<br>grey: under the rule's minimum</sup>"
+                        + "".join(f"<br><sup>off the scale, not drawn: {note}</sup>" for note in notes)),
+        xaxis=dict(title=dict(text=f"change in {name} ({unit})"), zeroline=False),
+        yaxis=dict(tickmode="array", tickvals=list(range(len(keys))), ticktext=[labels.get(k, k) for k in keys],
+                   automargin=True, range=[-0.6, len(keys) - 0.4]),
+        legend=dict(yref="container", y=0.0, yanchor="bottom"),
+        margin=dict(t=140 + 22 * len(notes), b=150),
     )
     return fig

@@ -5,14 +5,16 @@ The paper's Table 3 varies its base model row by row: (A) the number of heads at
 ``TABLE3_VARIANTS`` holds the same rows for the book's model (and two the paper does not have:
 rotary positions, and the model without its residual connections, ``residual.without_residuals``).
 ``run_table3`` trains one of them from one seed and measures it at each step budget;
-``benchmarks/table3.py`` runs every row from three seeds and stores what they reached in
-``TABLE3_PATH``, which chapter 6 reads (17 variants x 3 seeds x 1500 steps is an hour of a
-2-core CPU, too long for a page). Chapter 6's optional cell retrains one row live with ``run_table3``.
+``benchmarks/table3.py`` runs every row from several seeds and stores what they reached in
+``TABLE3_PATH``, which chapter 6 reads (17 variants x 5 seeds x 1500 steps is two to three hours of a
+2-core CPU, far too long for a page). Chapter 6's optional cell retrains one row live with ``run_table3``.
 
 A seed sets the initial weights, the dropout masks and the batch order, so that a variant and the
 base trained from the same seed differ only by the variant's change (where the change allows: a
-model of another shape draws other weights). Effects are paired seed by seed (``table3_effect``),
-and ``verdict`` calls one "better" or "worse" only when every seed agrees on its sign.
+model of another shape draws other weights). Effects are paired seed by seed (``paired_differences``)
+and judged by the book's one rule (``transformer_lib.verdict``: five or more paired seeds, a 95 %
+t interval that excludes zero, a stated minimum size), ``table3_verdict``. ``PLACEBO`` is the base
+recipe under a second, disjoint set of seeds: a row the rule must call "within the noise".
 """
 
 from __future__ import annotations
@@ -34,7 +36,9 @@ from ..multi_head_attention import MultiHeadAttention
 from ..residual import without_residuals
 from ..tokenization import make_batches
 from ..training import label_smoothed_cross_entropy
-from ..validation import check_bool, check_instance, check_int, check_number, check_positive_int
+from ..validation import check_instance, check_int, check_number, check_positive_int
+from ..verdict import Verdict
+from ..verdict import verdict as judge
 from .recipe import BOOK_RECIPE, BookRecipe, book_corpus, book_vocabularies, train_book_model
 
 
@@ -77,13 +81,13 @@ def measure_translation(model: Transformer, corpus: Corpus, decoded: int | None 
 
 def run_table3(name: str, seed: int, budgets: Sequence[int], *, corpus: Corpus | None = None,
                decoded: int | None = None, dtype: torch.dtype = torch.float32) -> dict:
-    """Train variant ``name`` of ``TABLE3_VARIANTS`` from ``seed`` for ``max(budgets)`` steps, measuring
-    it (``measure_translation``) when it reaches each budget. The schedule does not depend on the number
-    of steps, so a measurement at step k is the model a run stopped at k would give, and measuring in
-    eval mode draws no random number, so the run goes on as if unmeasured. Trains in ``dtype`` (single
-    precision, as chapter 7), whatever the default dtype is (chapter 6 computes in double).
+    """Train variant ``name`` of ``TABLE3_VARIANTS`` from pair ``seed`` (its recipe's seed: ``train_seed``) for
+    ``max(budgets)`` steps, measuring it (``measure_translation``) when it reaches each budget. The schedule
+    does not depend on the number of steps, so a measurement at step k is the model a run stopped at k
+    would give, and measuring in eval mode draws no random number, so the run goes on as if unmeasured.
+    Trains in ``dtype`` (single precision, as chapter 7), whatever the default dtype is (chapter 6: double).
 
-    Returns {"variant", "seed", "budgets": {step: measures}, "losses", "train_time_s", "parameters"}."""
+    Returns {"variant", "seed", "train_seed", "budgets": {step: measures}, "losses", "train_time_s", "parameters"}."""
     if name not in TABLE3_VARIANTS:
         raise ValueError(f"name: expected one of {sorted(TABLE3_VARIANTS)}, got {name!r}")
     budgets = sorted({check_positive_int("budgets", b) for b in budgets})
@@ -114,7 +118,8 @@ def run_table3(name: str, seed: int, budgets: Sequence[int], *, corpus: Corpus |
         measured[str(budgets[-1])] = measure_translation(model, corpus, decoded)
     finally:
         torch.set_default_dtype(default_dtype)
-    return {"variant": name, "seed": seed, "budgets": measured, "losses": history.losses,
+    return {"variant": name, "seed": seed, "train_seed": variant.book_recipe(seed).seed, "budgets": measured,
+            "losses": history.losses,
             "train_time_s": history.train_time_s, "parameters": sum(p.numel() for p in model.parameters())}
 
 
@@ -152,10 +157,11 @@ class Table3Variant:
     narrow_d_k: int | None = None  # row B: queries and keys of this size per head
     residuals: bool = True  # False: every sub-layer without its skip connection (without_residuals)
     paper: tuple[str, float, float] | None = None  # the paper's nearest row: (its change, dev PPL, dev BLEU)
+    seed_offset: int = 0  # the placebo: pair s trains from seed s + offset, a set disjoint from the base's
 
     def book_recipe(self, seed: int) -> BookRecipe:
         """``BOOK_RECIPE`` with this row's changes and ``seed`` (initial weights, dropout, batch order)."""
-        return dataclasses.replace(BOOK_RECIPE.with_training(**self.recipe), seed=seed,
+        return dataclasses.replace(BOOK_RECIPE.with_training(**self.recipe), seed=seed + self.seed_offset,
                                    model=BOOK_RECIPE.model.replace(**self.model))
 
     def adapt(self) -> Callable[[Transformer], Transformer] | None:
@@ -163,6 +169,9 @@ class Table3Variant:
         if not self.residuals:
             return without_residuals
         return None if self.narrow_d_k is None else narrow_query_key(self.narrow_d_k)
+
+
+PLACEBO, PLACEBO_SEEDS = "placebo", 1000  # the placebo row's name, and its first seed (the base's are 0, 1, ...)
 
 
 def _table3_variants() -> dict[str, Table3Variant]:
@@ -194,10 +203,12 @@ def _table3_variants() -> dict[str, Table3Variant]:
     variants["rope"] = v("E", "rotary positions (RoPE; not in the paper)", model={"positional": "rope"})
     # not in the paper's table: what the residual connections are worth
     variants["no_residual"] = v("-", "no residual connections (not in the paper)", residuals=False)
+    # no change at all: the base recipe from other seeds, paired with the base's; the rule must find nothing
+    variants[PLACEBO] = v("-", f"placebo: the base from seeds {PLACEBO_SEEDS}+ (no change)", seed_offset=PLACEBO_SEEDS)
     return variants
 
 
-# The paper's Table 3 at the book's scale (benchmarks/table3.py trains each on three paired seeds;
+# The paper's Table 3 at the book's scale (benchmarks/table3.py trains each on paired seeds;
 # TABLE3_PATH holds what they reached; chapter 6 shows it).
 TABLE3_VARIANTS: dict[str, Table3Variant] = _table3_variants()
 TABLE3_PATH = Path(__file__).with_name("table3.json")  # package data: chapter 6 downloaded alone finds it
@@ -252,45 +263,22 @@ def table3_effect(data: dict, variant: str, budget: int, measure: str = "exact_m
     return budgets[str(budget)][measure]["effect"]
 
 
-def verdict(effect: dict[str, float], lower_is_better: bool = False) -> str:
-    """"better" or "worse" when every seed's paired difference has the same sign, else "within the
-    spread of seeds": a claim about a training choice that the seeds back, or the words that say they don't."""
-    check_instance("effect", effect, dict, "a paired effect (table3_effect), with 'min' and 'max'")
-    if not {"min", "max"} <= effect.keys():
-        raise ValueError(f"effect: expected a paired effect (table3_effect) with 'min' and 'max', got keys "
-                         f"{sorted(map(str, effect))}")
-    for key in ("min", "max"):
-        check_number(f"effect['{key}']", effect[key])
-    check_bool("lower_is_better", lower_is_better)
-    if effect["min"] > 0 or effect["max"] < 0:
-        return "better" if (effect["min"] > 0) != lower_is_better else "worse"
-    return "within the spread of seeds"
+def paired_differences(data: dict, variant: str, budget: int, measure: str = "exact_match") -> list[float]:
+    """``variant`` - base on ``measure`` at ``budget`` steps, seed by seed, over the seeds both have
+    (from the stored runs themselves, not their summary)."""
+    check_instance("data", data, dict, "the JSON of benchmarks/table3.py (load_table3())")
+    table3_effect(data, variant, budget, measure)  # the same checks of its arguments
+    step = str(budget)
+    runs = {(r["variant"], r["seed"]): r["budgets"][step][measure] for r in data["runs"] if step in r["budgets"]}
+    seeds = sorted(s for v, s in runs if v == variant and ("base", s) in runs)
+    return [runs[variant, s] - runs["base", s] for s in seeds]
 
 
-def table3_text(data: dict) -> str:
-    """Table 3 as text: per variant, at each budget, the exact match's median [min, max] over seeds and
-    its paired change against the base (percentage points: median [min, max]), the range of the paired
-    change in perplexity, and the paper's development-set perplexity and BLEU for its nearest row."""
-    budgets = [str(b) for b in _check_table3(data)["budgets"]]
-    head = "".join(f" | {'exact match at ' + b + ' steps':^41} | {'Δ perplexity':^15}" for b in budgets)
-    lines = [f"{'row':4} {'variant':<30}{head} | paper: row, PPL, BLEU",
-             f"{'':4} {'':<30}" + f" | {'median [min, max]':>19} {'Δ, paired':>21} | {'[min, max]':>15}"
-             * len(budgets)]
-    for name, row in data["rows"].items():
-        cells = []
-        for b in budgets:
-            em = row["budgets"][b]["exact_match"]
-            v, e, p = em["values"], em["effect"], row["budgets"][b]["perplexity"]["effect"]
-            change = ("" if name == "base" else
-                      f"{100 * e['median']:+.1f} [{100 * e['min']:+.1f}, {100 * e['max']:+.1f}]")
-            perplexity = "" if name == "base" else f"[{p['min']:+.2f}, {p['max']:+.2f}]"
-            cells.append(f" | {100 * v['median']:5.1f} [{100 * v['min']:5.1f}, {100 * v['max']:5.1f}] {change:>21} | "
-                         f"{perplexity:>15}")
-        paper = TABLE3_VARIANTS[name].paper if name in TABLE3_VARIANTS else None
-        quoted = "" if paper is None else f"{paper[0].split(':')[0]}, {paper[1]:.2f}, {paper[2]:.1f}"
-        label = TABLE3_VARIANTS[name].label.split(" (")[0].removeprefix("base: ")
-        lines.append(f"{row['row']:4} {label[:30]:<30}{''.join(cells)} | {quoted}")
-    return "\n".join(lines)
+def table3_verdict(data: dict, variant: str, budget: int, measure: str = "exact_match") -> Verdict:
+    """The book's rule (``transformer_lib.verdict.verdict``) on ``variant`` against the base at ``budget``
+    steps: its paired differences, and the base's median for a minimum relative to it."""
+    base = data["rows"]["base"]["budgets"][str(budget)][measure]["values"]["median"]
+    return judge(paired_differences(data, variant, budget, measure), measure, base)
 
 
 def compare_with_table3(data: dict, run: dict) -> str:
@@ -338,18 +326,10 @@ def _check_run(run: object) -> None:
 
 
 def table3_claim(data: dict, variant: str, budget: int, measure: str = "exact_match") -> str:
-    """What the stored seeds say of ``variant`` against the base at ``budget`` steps, as the chapter
-    writes it: the verdict (``verdict``), the paired change on the median seed and its range over the
-    seeds, e.g. "worse (-4.0 points on the median seed; -6.5 to -2.1 over 3 seeds)"."""
-    effect = table3_effect(data, variant, budget, measure)
-    seeds = len(data["rows"][variant]["budgets"][str(budget)][measure]["seeds"])
-    if measure == "perplexity":
-        unit, scale, digits = "", 1.0, 3
-    else:
-        unit, scale, digits = (" points", 100.0, 1) if measure == "exact_match" else (" BLEU", 1.0, 1)
-    low, mid, high = (scale * effect[k] for k in ("min", "median", "max"))
-    return (f"{verdict(effect, lower_is_better=measure == 'perplexity')} ({mid:+.{digits}f}{unit} on the median seed; "
-            f"{low:+.{digits}f} to {high:+.{digits}f} over {seeds} seeds)")
+    """What the stored seeds say of ``variant`` against the base at ``budget`` steps, as the chapters
+    write it: the rule's verdict, the mean paired change and its 95 % interval, e.g.
+    "worse (-4.0 points [-6.1, -1.9], 5 seeds)" or "fewer than 5 seeds (+0.3 points [-0.6, +1.2], 3 seeds)"."""
+    return table3_verdict(data, variant, budget, measure).text()
 
 
 def table3_labels() -> dict[str, str]:
