@@ -7,12 +7,11 @@ Table 3's readers (``pretrained.ablations``) work on the stored table (package d
 
 from __future__ import annotations
 
-from transformer_lib.pretrained import ablations
+from transformer_lib.pretrained import ablations, table3_report
 
 TABLE3 = ablations.load_table3()
 BUDGET = TABLE3["budgets"][0]
 RUN = {"variant": "rope", "seed": 0, "budgets": {str(BUDGET): {"exact_match": 0.5}}}
-EFFECT = {"min": -0.1, "median": 0.0, "max": 0.1, "mean": 0.0}
 
 
 def _table3() -> dict:
@@ -25,16 +24,23 @@ CALLS: dict = {
         data=_table3(), variant="rope", budget=BUDGET, measure="exact_match")),
     "pretrained.ablations.table3_claim": lambda: (ablations.table3_claim, dict(
         data=_table3(), variant="rope", budget=BUDGET, measure="bleu")),
-    "pretrained.ablations.table3_text": lambda: (ablations.table3_text, dict(data=_table3())),
-    "pretrained.ablations.verdict": lambda: (ablations.verdict, dict(effect=dict(EFFECT), lower_is_better=True)),
+    "pretrained.ablations.table3_verdict": lambda: (ablations.table3_verdict, dict(
+        data=_table3(), variant="rope", budget=BUDGET, measure="exact_match")),
+    "pretrained.ablations.paired_differences": lambda: (ablations.paired_differences, dict(
+        data=_table3(), variant="rope", budget=BUDGET, measure="perplexity")),
     "pretrained.ablations.compare_with_table3": lambda: (ablations.compare_with_table3, dict(
         data=_table3(), run={**RUN, "budgets": {str(BUDGET): {"exact_match": 0.5}}})),
     "pretrained.ablations.narrow_query_key": lambda: (ablations.narrow_query_key, dict(d_k=4)),
+    "pretrained.table3_report.table3_html": lambda: (table3_report.table3_html, dict(data=_table3())),
 }
 
 SLOW = "trains or evaluates a book-sized model (minutes): its arguments are tested in its own test file"
 SHIPPED = "loads a shipped model from the package's files; its device and dtype go to checkpoint's checks"
 EXEMPT: dict[str, str] = {
+    "pretrained.table3_report.summarise": "Table 3's rows from its runs, as benchmarks/table3.py writes them: "
+                                          "tests/test_stored.py checks the stored rows are its summary",
+    "pretrained.table3_report.spread": "summarise's median and range of numbers it gathered (tests/test_table3.py)",
+    "pretrained.table3_report.paired_effects": "summarise's paired changes of runs it gathered (tests/test_table3.py)",
     "pretrained.ablations.Table3Variant.book_recipe": "a stored variant's recipe at a seed, through "
                                                       "BookRecipe.with_training (tests/test_table3.py)",
     "pretrained.ablations.load_table3": "reads the stored JSON (package data); a path the reader gives is "

@@ -277,8 +277,9 @@ def paired_differences(data: dict, variant: str, budget: int, measure: str = "ex
 def table3_verdict(data: dict, variant: str, budget: int, measure: str = "exact_match") -> Verdict:
     """The book's rule (``transformer_lib.verdict.verdict``) on ``variant`` against the base at ``budget``
     steps: its paired differences, and the base's median for a minimum relative to it."""
+    differences = paired_differences(data, variant, budget, measure)  # checks the arguments first
     base = data["rows"]["base"]["budgets"][str(budget)][measure]["values"]["median"]
-    return judge(paired_differences(data, variant, budget, measure), measure, base)
+    return judge(differences, measure, base)
 
 
 def compare_with_table3(data: dict, run: dict) -> str:

@@ -28,7 +28,7 @@ PROBE_TRAIN = 3000  # training sentences for the probes
 NOUN_FORMS = {form for noun in NOUNS.values() for form in (noun.fr, noun.fr_plural)}
 
 
-def groups(pairs: list[tuple[str, str]]) -> dict[tuple[int, int], list[int]]:
+def _groups(pairs: list[tuple[str, str]]) -> dict[tuple[int, int], list[int]]:
     """Sentence indices by (source length, target length): one forward pass per group, no padding."""
     same = defaultdict(list)
     for n, (en, fr) in enumerate(pairs):
@@ -36,7 +36,7 @@ def groups(pairs: list[tuple[str, str]]) -> dict[tuple[int, int], list[int]]:
     return same
 
 
-def encode(model_name: str, checkpoint, pairs, indices):
+def _encode(model_name: str, checkpoint, pairs, indices):
     vocab = checkpoint.tgt_vocab  # the language model's vocabulary is the translator's French one
     tgt = torch.tensor([[vocab.sos_id, *vocab.encode(pairs[n][1])] for n in indices])  # (B, 1 + T)
     if model_name != "translator":
@@ -44,31 +44,31 @@ def encode(model_name: str, checkpoint, pairs, indices):
     return torch.tensor([checkpoint.src_vocab.encode(pairs[n][0]) for n in indices]), tgt
 
 
-def attention_of(model_name, checkpoint, src, tgt):
+def _attention_of(model_name, checkpoint, src, tgt):
     if model_name == "translator":
         return capture_attention(checkpoint.model, src, tgt).decoder_self
     return capture_attention(checkpoint.model, tgt).decoder_self
 
 
-def attractor(found, link) -> bool:
+def _attractor(found, link) -> bool:
     """A verb with another noun between it and its subject ("le chat sur les tables dort")."""
     between = found.tokens[link.controller + 1:link.dependent]
     return link.kind == "verb" and any(word in NOUN_FORMS for word in between)
 
 
-def score(model_name: str, checkpoint, pairs) -> dict:
+def _score(model_name: str, checkpoint, pairs) -> dict:
     found = [agreement(fr) for _, fr in pairs]
     hits, links = {False: [], True: []}, []
-    for indices in groups(pairs).values():
-        src, tgt = encode(model_name, checkpoint, pairs, indices)
+    for indices in _groups(pairs).values():
+        src, tgt = _encode(model_name, checkpoint, pairs, indices)
         rows = [visible_links(found[n]) for n in indices]
-        weights = attention_of(model_name, checkpoint, src, tgt)
+        weights = _attention_of(model_name, checkpoint, src, tgt)
         for predicting in hits:
             hits[predicting].append(head_agreement(weights, rows, predicting=predicting))
         links += [(n, link) for n, row in zip(indices, rows, strict=True) for link in row]
     kinds = [link.kind for _, link in links]
     first = torch.tensor([n < RECHECK for n, _ in links])
-    far = torch.tensor([attractor(found[n], link) for n, link in links])
+    far = torch.tensor([_attractor(found[n], link) for n, link in links])
     result = {"n_links": {k: kinds.count(k) for k in KINDS}, "first_links": int(first.sum()),
               "attractor_links": int(far.sum())}
     for predicting, parts in hits.items():
@@ -86,14 +86,14 @@ def score(model_name: str, checkpoint, pairs) -> dict:
     return result
 
 
-def probe(model_name: str, checkpoint, train_pairs, test_pairs) -> dict:
+def _probe(model_name: str, checkpoint, train_pairs, test_pairs) -> dict:
     """Per layer (0 = the input embedding): test accuracy of linear probes for gender and number."""
     features = {}
     for split, pairs in (("train", train_pairs), ("test", test_pairs)):
         found = [agreement(fr) for _, fr in pairs]
         per_layer, gender, plural, words = None, [], [], []
-        for indices in groups(pairs).values():
-            src, tgt = encode(model_name, checkpoint, pairs, indices)
+        for indices in _groups(pairs).values():
+            src, tgt = _encode(model_name, checkpoint, pairs, indices)
             states = layer_states(checkpoint.model, tgt, src)  # per layer (B, 1 + T, d)
             tokens = [(b, i) for b, n in enumerate(indices) for i in sorted(found[n].plural)]
             batch = torch.tensor([b for b, _ in tokens])
@@ -141,6 +141,6 @@ def compute_agreement_heads() -> dict:
     checkpoints = {"translator": book_model(), "language model": book_lm()}
     record = {"recheck_sentences": RECHECK, "probe_train_sentences": PROBE_TRAIN, "models": {}}
     for name, checkpoint in checkpoints.items():
-        record["models"][name] = {"scores": score(name, checkpoint, corpus.test),
-                                  "probes": probe(name, checkpoint, corpus.train[:PROBE_TRAIN], corpus.test)}
+        record["models"][name] = {"scores": _score(name, checkpoint, corpus.test),
+                                  "probes": _probe(name, checkpoint, corpus.train[:PROBE_TRAIN], corpus.test)}
     return record
