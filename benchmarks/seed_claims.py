@@ -61,9 +61,11 @@ def recording_source(source: str, cell: int) -> tuple[str, list[tuple[int, str]]
     return ast.unparse(ast.fix_missing_locations(_Record(cell).visit(tree))), sorted(asserts)
 
 
-def run(path: Path, seed: int) -> tuple[dict[tuple[int, int], bool], list[tuple[int, int, str]], str | None, float]:
+def run(path: Path, seed: int) -> tuple[dict[tuple[int, int], bool], list[tuple[int, int, str]], str | None,
+                                      float, float]:
     """Run ``path`` under ``BOOK_SEED=seed``: what each assert recorded, every assert (cell, line, text),
-    the first error other than a claim (None if none), and the seconds it took."""
+    the first error other than a claim (None if none), the seconds it took and the kernel's CPU seconds
+    (which other programs on the machine disturb less than the wall clock)."""
     nb = nbformat.read(path, as_version=4)
     claims = []
     for i, cell in enumerate(nb.cells):
@@ -71,7 +73,9 @@ def run(path: Path, seed: int) -> tuple[dict[tuple[int, int], bool], list[tuple[
             cell.source, found = recording_source(cell.source, i)
             claims += [(i, line, text) for line, text in found]
     nb.cells.insert(0, nbformat.v4.new_code_cell(f"{RECORDER} = []"))
-    nb.cells.append(nbformat.v4.new_code_cell(f"import json; print(json.dumps({RECORDER}))"))
+    nb.cells.append(nbformat.v4.new_code_cell(  # what the asserts recorded, and the kernel's CPU seconds
+        f"import json, resource; usage = resource.getrusage(resource.RUSAGE_SELF); "
+        f"print(json.dumps([{RECORDER}, usage.ru_utime + usage.ru_stime]))"))
     env = {**os.environ, "BOOK_SEED": str(seed), "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     client = NotebookClient(nb, timeout=1800, kernel_name="python3", allow_errors=True,
@@ -88,11 +92,12 @@ def run(path: Path, seed: int) -> tuple[dict[tuple[int, int], bool], list[tuple[
     error = next((f"cell {i - 1}: {o.get('ename')}: {o.get('evalue', '')[:200]}" for i, c in enumerate(nb.cells)
                   if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"), None)
     printed = "".join(o.get("text", "") for o in nb.cells[-1].get("outputs", []) if o.get("output_type") == "stream")
+    found, cpu_seconds = json.loads(printed) if printed else ([], float("nan"))
     recorded: dict[tuple[int, int], bool] = {}
-    for cell, line, held in json.loads(printed or "[]"):
+    for cell, line, held in found:
         key = (cell, line)
         recorded[key] = recorded.get(key, True) and held  # an assert in a loop holds if it held every time
-    return recorded, claims, error, seconds
+    return recorded, claims, error, seconds, cpu_seconds
 
 
 def main() -> None:
@@ -111,9 +116,12 @@ def main() -> None:
         results: dict[tuple[int, int], dict[int, bool | None]] = {}
         texts: dict[tuple[int, int], str] = {}
         for seed in args.seeds:
-            recorded, claims, error, seconds = run(path, seed)
-            runs.append({"notebook": path.name, "seed": seed, "seconds": round(seconds, 1), "error": error})
-            print(f"{path.name} BOOK_SEED={seed}: {seconds:.0f} s" + (f"; {error}" if error else ""), flush=True)
+            recorded, claims, error, seconds, cpu = run(path, seed)
+            runs.append({"notebook": path.name, "seed": seed, "seconds": round(seconds, 1),
+                         "kernel_cpu_seconds": round(cpu, 1), "error": error,
+                         "load_average": os.getloadavg()[0]})
+            print(f"{path.name} BOOK_SEED={seed}: {seconds:.0f} s, kernel CPU {cpu:.0f} s, "
+                  f"load {os.getloadavg()[0]:.1f}" + (f"; {error}" if error else ""), flush=True)
             for cell, line, text in claims:
                 texts[(cell, line)] = text
                 results.setdefault((cell, line), {})[seed] = recorded.get((cell, line))  # None: never reached
