@@ -55,19 +55,14 @@ fi
 
 seeds_lane=""
 if [ "$portability" = 1 ]; then
-  # The seed lane (issue 50): every notebook that trains (benchmarks/seed_claims.py --list) re-run under
-  # BOOK_SEED=1 and BOOK_SEED=2 (transformer_lib.seeding), one thread, beside the main run. The asserts are
-  # the pages' claims about training, so every one must hold on these seeds too; the outputs are the stored
-  # seed's, so they are not compared (--nbval-lax). benchmarks/seed_claims.py runs seeds 0 to 9.
+  # The seed lane (issue 50): every notebook that trains (benchmarks/seed_claims.py's TRAINING_NOTEBOOKS)
+  # re-run with nbclient under BOOK_SEED=1 and BOOK_SEED=2 (transformer_lib.seeding), one thread, beside the
+  # main run. The asserts are the pages' claims about training, so every one must hold on these seeds too
+  # (--strict); the outputs are the stored seed's, so they are not compared. Seeds 0 to 9: run it by hand.
   (
     lane_start=$(date +%s)
     status=0
-    training=$("$venv/bin/python" benchmarks/seed_claims.py --list)
-    for seed in 1 2; do
-      # shellcheck disable=SC2086  # one argument per notebook
-      BOOK_SEED=$seed OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest $training --nbval-lax -p no:cacheprovider \
-        --junitxml="$logs/seed-$seed.xml" "$@" >>"$logs/seeds.log" 2>&1 || status=1
-    done
+    "$venv/bin/python" benchmarks/seed_claims.py --seeds 1 2 --strict --no-write >"$logs/seeds.log" 2>&1 || status=1
     echo "notebooks-book-seed-1-and-2 $(( $(date +%s) - lane_start ))" >> "$logs/phases"
     exit "$status"
   ) &
