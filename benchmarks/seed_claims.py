@@ -97,6 +97,8 @@ def run(path: Path, seed: int) -> tuple[dict[tuple[int, int], bool], list[tuple[
         finally:
             os.environ.clear()
             os.environ.update(old_env)
+            if km.has_kernel:  # nbclient shuts down only the kernels it started itself
+                km.shutdown_kernel(now=True)
     seconds = time.perf_counter() - started
     error = next((f"cell {i - 1}: {o.get('ename')}: {o.get('evalue', '')[:200]}" for i, c in enumerate(nb.cells)
                   if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"), None)
