@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from numbers import Real
 from statistics import median
 
-from .validation import check_instance, check_int, check_items, check_number, check_positive_int
+from .validation import check_instance, check_int, check_items, check_number, check_positive_int, shorten
 
 SEED_VARIABLE = "BOOK_SEED"
 
@@ -46,4 +46,8 @@ def seed_range(values: Sequence[float], spec: str = ".0%") -> str:
     ``seed_range([0.9, 0.95, 0.93])`` -> ``"93% (90% to 95%)"``."""
     values = [check_number(f"values[{i}]", v) for i, v in enumerate(check_items("values", values, Real, "number"))]
     check_instance("spec", spec, str, "a format spec (str)")
+    try:
+        format(0.0, spec)
+    except ValueError:
+        raise ValueError(f"spec: expected a format spec for a number, such as '.0%', got {shorten(spec)!r}") from None
     return f"{median(values):{spec}} ({min(values):{spec}} to {max(values):{spec}})"
