@@ -61,6 +61,8 @@ SEARCHED_ONLY = ('training is only searched (sentence in training): an item that
                  'changes nothing; checking the 15,000 items on every call would cost more than the search')
 
 ACCEPTED: dict[tuple[str, str, str], str] = {
+    ('seeding.seed_range', 'values', 'its first item twice'): ('two seeds may give the same result: each value '
+                                                              'is one seed\'s'),
     ('optimiser.PaperAdam', 'betas', 'its first item twice'): ('beta_1 = beta_2 is a valid Adam: each is a '
                                                               'decay rate in [0, 1) of its own average'),
     ('vocabulary.SpecialIds.replace', 'eos', '3'): ('any id is a special id of some vocabulary: the decoding call '

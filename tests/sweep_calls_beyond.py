@@ -2,14 +2,14 @@
 a function returning (the callable, a dict of valid keyword arguments); EXEMPT: "module.name" -> why it is not
 swept (where else its arguments are tested).
 
-Chapter 9's modules (markov, class_token, vision, masked_lm, figures.vision), on tiny models: d_model 8,
-one layer, one or two training steps."""
+Chapter 9's modules (markov, class_token, vision, masked_lm, figures.vision, seed_batch, seeding), on tiny
+models: d_model 8, one layer, one or two training steps."""
 
 from __future__ import annotations
 
 import torch
 
-from transformer_lib import class_token, markov, masked_lm, models, vision
+from transformer_lib import class_token, markov, masked_lm, models, seed_batch, seeding, vision
 from transformer_lib.config import TransformerConfig
 from transformer_lib.figures import vision as vision_figures
 from transformer_lib.tokenization import Vocab
@@ -40,6 +40,7 @@ IMAGES = torch.rand(2, 4, 4)  # (B, H, W) in [0, 1]
 VIT = vision.VisionTransformer(CONFIG, 3, patch=2).eval()
 SETS = torch.rand(2, 3, 16)  # (B, k, element_size)
 SET_MODEL = vision.SetClassifier(CONFIG, 3, element_size=16).eval()
+CNN = vision.DigitCNN(channels=2, n_classes=3).eval()
 ATTENTION = torch.softmax(torch.randn(4), dim=0)  # over (4/2) * (4/2) patches
 
 
@@ -50,6 +51,15 @@ def _reader() -> markov.AgreementReader:
 
 def _batch_loss(model: torch.nn.Module):
     return lambda: model(VECTORS).logsumexp(-1).mean()
+
+
+def _draw(generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    pick = torch.randint(2, (2,), generator=generator)
+    return VECTORS[pick], CLASS_LABELS[pick]
+
+
+def _class_loss(model, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return torch.nn.functional.cross_entropy(model(x), y)
 
 
 def _fresh_classifier() -> class_token.ClassTokenClassifier:
@@ -106,6 +116,19 @@ CALLS: dict = {
     "masked_lm.fill_masked": lambda: (masked_lm.fill_masked, dict(model=MASKED_LM, vocab=VOCAB,
                                                                   sentence=ENGLISH[0], position=1)),
     "masked_lm.lm_fill": lambda: (masked_lm.lm_fill, dict(model=LM, vocab=VOCAB, sentence=ENGLISH[0], position=1)),
+    "vision.DigitCNN": lambda: (vision.DigitCNN, dict(channels=2, n_classes=3)),
+    "vision.DigitCNN.forward": lambda: (CNN, dict(images=torch.rand(2, 8, 8))),
+    "masked_lm.fill_failure": lambda: (masked_lm.fill_failure, dict(sentence="le chat dort", filled="le chat ne",
+                                                                    position=2)),
+    "seeding.book_seed": lambda: (seeding.book_seed, {}),
+    "seeding.book_seeds": lambda: (seeding.book_seeds, dict(n=2)),
+    "seeding.seed_range": lambda: (seeding.seed_range, dict(values=[0.9, 0.95], spec=".0%")),
+    "seed_batch.fit_seeds": lambda: (seed_batch.fit_seeds, dict(
+        build=lambda: class_token.ClassTokenClassifier(CONFIG, 3), seeds=[0, 1], draw=_draw, loss=_class_loss,
+        steps=1, lr=1e-3)),
+    "seed_batch.fit_classifier_seeds": lambda: (seed_batch.fit_classifier_seeds, dict(
+        build=lambda: class_token.ClassTokenClassifier(CONFIG, 3), seeds=[0, 1], inputs=VECTORS.clone(),
+        labels=CLASS_LABELS.clone(), steps=1, batch_size=2, lr=1e-3)),
     "figures.vision.patch_attention_figure": lambda: (vision_figures.patch_attention_figure, dict(
         image=IMAGES[0].clone(), weights=ATTENTION.clone(), patch=2, title="a digit")),
 }

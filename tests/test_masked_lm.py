@@ -5,8 +5,10 @@ import torch
 
 from transformer_lib.config import TransformerConfig
 from transformer_lib.masked_lm import (
+    FILL_FAILURES,
     IGNORE,
     encode_sentences,
+    fill_failure,
     fill_masked,
     lm_fill,
     mask_id,
@@ -80,3 +82,17 @@ def test_a_row_of_padding_alone_has_nothing_chosen(vocab) -> None:
         inputs, targets = mask_tokens(ids, vocab, 0.15, torch.Generator().manual_seed(seed))
         assert (targets[2] == IGNORE).all() and torch.equal(inputs[2], ids[2])  # never <pad> to predict
         assert (targets[:2] != IGNORE).any(1).all()  # the other rows still teach something
+
+
+def test_fill_failure_names_the_kind_from_the_word_written() -> None:
+    sentence = "le petit cheval blanc va à leur maison chaude"
+    assert fill_failure("notre petit frère est petit", "notre petit frère ne petit", 3) == "ne without pas"
+    assert fill_failure("le chat ne mange pas", "le chat ne mange pas", 2) == "other"  # ne, with its pas
+    assert fill_failure(sentence, "elle " + sentence.split(" ", 1)[1], 0) == "pronoun before a noun subject"
+    assert fill_failure(sentence, sentence.replace("leur", "les"), 6) == "determiner"
+    assert fill_failure(sentence, sentence.replace("chaude", "verte"), 8) == "other"
+    assert set(FILL_FAILURES) == {"ne without pas", "pronoun before a noun subject", "determiner", "other"}
+    with pytest.raises(ValueError, match="filled"):
+        fill_failure("le chat dort", "le chat", 1)
+    with pytest.raises(ValueError, match="position"):
+        fill_failure("le chat dort", "le chat mange", 3)

@@ -7,6 +7,7 @@ import torch
 from transformer_lib.config import TransformerConfig
 from transformer_lib.figures.vision import patch_attention_figure
 from transformer_lib.vision import (
+    DigitCNN,
     SetClassifier,
     VisionTransformer,
     digit_sets,
@@ -85,3 +86,25 @@ def test_the_digits_are_scikit_learns() -> None:
     digits = load_digits()
     assert images.shape == (1797, 8, 8) and labels.dtype.kind == "i"
     assert np.array_equal(images, digits.images) and np.array_equal(labels, digits.target)
+
+
+def test_digit_cnn_is_torchs_convolutions_in_order() -> None:
+    torch.manual_seed(0)
+    cnn = DigitCNN(channels=4).eval()
+    images = torch.rand(3, 8, 8)
+    conv1, _, _, conv2, _, _, _, head = cnn.layers
+    x = torch.nn.functional.max_pool2d(torch.relu(torch.nn.functional.conv2d(images[:, None], conv1.weight,
+                                                                             conv1.bias, padding=1)), 2)
+    x = torch.nn.functional.max_pool2d(torch.relu(torch.nn.functional.conv2d(x, conv2.weight, conv2.bias,
+                                                                             padding=1)), 2)
+    expected = x.flatten(1) @ head.weight.T + head.bias
+    assert cnn(images).shape == (3, 10)
+    assert torch.allclose(cnn(images), expected, atol=1e-6)
+    with pytest.raises(ValueError, match="images"):
+        cnn(torch.rand(3, 6, 8))
+    with pytest.raises(ValueError, match="images"):
+        cnn(torch.rand(3, 8, 7))
+    with pytest.raises(TypeError, match="images"):
+        cnn(torch.rand(3, 8, 8, dtype=torch.float64))
+    with pytest.raises(ValueError, match="images"):
+        cnn(torch.full((1, 8, 8), float("nan")))

@@ -35,6 +35,7 @@ from .validation_tensors import (
     check_ndim,
     check_nonempty,
     check_tensor,
+    in_vmap,
     module_dtype,
     shapes_broadcast,
 )
@@ -185,7 +186,9 @@ def scaled_dot_product_attention(
     if mask is not None and mask.dim() == 3:
         mask = mask[:, None]  # (B, 1, T_q, T_k)
 
-    if not need_weights:  # fast path: one fused kernel, same result
+    # fast path: one fused kernel, same result (not under torch.func.vmap, which has no batching rule for it
+    # on the CPU and would loop over the map in Python)
+    if not need_weights and not in_vmap(query):
         output = F.scaled_dot_product_attention(query, key, value, attn_mask=mask, dropout_p=dropout_p)
         if mask is not None:  # kernels differ on rows with no key (zeros on the CPU, NaN elsewhere): say zeros
             nothing = _attends_to_nothing(mask)  # (B, 1 or h, T_q, 1)

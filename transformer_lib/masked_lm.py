@@ -5,7 +5,8 @@ trains an encoder-only model instead: 15% of the positions are chosen, 80% of th
 ``<mask>`` token, 10% by a random word and 10% left as they are, and the model predicts the original word
 at each chosen position, reading the whole sentence, left and right. Here ``EncoderOnlyTransformer``
 learns it on the French side of the book's corpus; ``fill_masked`` and ``lm_fill`` then fill the same blank
-with each model, for the grammar oracle to judge.
+with each model, for the grammar oracle to judge, and ``fill_failure`` names what went wrong in a fill
+the grammar refuses.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from .class_token import adam_steps
+from .lexicon import DETERMINERS, ELISIONS, PRONOUNS
 from .models import DecoderOnlyTransformer, EncoderOnlyTransformer
 from .tokenization import Vocab, pad_sequences
 from .validation import (
@@ -128,3 +130,29 @@ def lm_fill(model: DecoderOnlyTransformer, vocab: Vocab, sentence: str, position
     ids = torch.tensor([[vocab.sos_id, *vocab.encode(" ".join(words[:position]))]])
     model.eval()
     return " ".join([*words[:position], _best_word(model(ids)[0, -1], vocab), *words[position + 1:]])
+
+
+FILL_FAILURES = ("ne without pas", "pronoun before a noun subject", "determiner", "other")
+_SUBJECT_PRONOUNS = frozenset(p[0] for p in PRONOUNS.values()) | {ELISIONS["je"]}
+_DETERMINERS = frozenset(f for forms in DETERMINERS.values() for f in forms if f) | {ELISIONS["le"]}
+
+
+def fill_failure(sentence: str, filled: str, position: int) -> str:
+    """What is wrong with ``filled`` (``sentence`` with the word at ``position`` replaced), read off the
+    word written there, one of ``FILL_FAILURES``: *ne* (or *n'*) with no *pas* after it; a subject pronoun
+    written where the sentence's noun subject begins (*elle petit cheval blanc va ...*); a determiner that
+    does not fit its place (another gender or number than its noun's, or where no determiner goes);
+    anything else. It names a kind; whether the fill is grammatical is the oracle's to say."""
+    words, written = check_sentence("sentence", sentence).split(), check_sentence("filled", filled).split()
+    check_index("position", position, len(words), context=" (a word of sentence)")
+    if len(written) != len(words):
+        raise ValueError(f"filled: expected the sentence with one word replaced ({len(words)} words), "
+                         f"got {len(written)} words")
+    word = written[position]
+    if word in ("ne", ELISIONS["ne"]) and "pas" not in written[position + 1:]:
+        return FILL_FAILURES[0]
+    if word in _SUBJECT_PRONOUNS and position == 0 and words[0] in _DETERMINERS:
+        return FILL_FAILURES[1]
+    if word in _DETERMINERS:
+        return FILL_FAILURES[2]
+    return FILL_FAILURES[3]

@@ -47,6 +47,11 @@ def module_dtype(parameter: Tensor) -> torch.dtype | None:
     return None if torch.is_autocast_enabled(parameter.device.type) else parameter.dtype
 
 
+def in_vmap(x: Tensor) -> bool:
+    """Whether ``x`` is a value inside ``torch.func.vmap`` (a batched tensor has no concrete values to test)."""
+    return torch._C._functorch.is_functorch_wrapped_tensor(x)  # no public spelling of this test (torch 2.x)
+
+
 def check_finite(name: str, x: Tensor, allow_minus_inf: bool = False) -> None:
     """No NaN and no infinity: either would spread through a softmax without an error.
     ``allow_minus_inf``: -inf is accepted (a logit that excludes its token).
@@ -54,8 +59,11 @@ def check_finite(name: str, x: Tensor, allow_minus_inf: bool = False) -> None:
     Every layer checks its input, so the common case must be cheap: a NaN or an infinity makes
     the sum NaN or infinite, so a finite sum (one pass, no tensor as large as ``x``) proves the
     tensor finite. Only a sum that is not finite (a bad value, or finite values so large that the
-    sum overflows) pays for the element-wise test that decides, and finds the position."""
-    if bool(torch.isfinite(x.detach().sum())):
+    sum overflows) pays for the element-wise test that decides, and finds the position.
+
+    Under ``torch.func.vmap`` (``seed_batch``: several seeds' models in one pass) values are not
+    concrete and no test can branch on them: the inputs were checked before the map, so this passes."""
+    if in_vmap(x) or bool(torch.isfinite(x.detach().sum())):
         return
     finite = torch.isfinite(x) | (x == float("-inf")) if allow_minus_inf else torch.isfinite(x)
     if not bool(finite.all()):
@@ -119,7 +127,10 @@ def check_row_index(name: str, index: object, size: int | None = None) -> Tensor
 
 def check_in_range(name: str, x: Tensor, size: int | None, what: str, context: str = "") -> None:
     """Every value of ``x`` (a non-empty tensor of numbers) lies in [0, ``size``) (None: is >= 0); ``what``
-    names the values ("token ids"), ``context`` what bounds them (" for a vocabulary of 12")."""
+    names the values ("token ids"), ``context`` what bounds them (" for a vocabulary of 12"). Under
+    ``torch.func.vmap`` it passes, as ``check_finite`` does: the values were checked before the map."""
+    if in_vmap(x):
+        return
     low, high = x.min().item(), x.max().item()
     if low < 0 or (size is not None and high >= size):
         bad = low if low < 0 else high

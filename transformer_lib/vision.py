@@ -8,6 +8,8 @@ digits (1,797 greyscale 8x8 images that ship with the package: nothing is downlo
 * ``load_digit_images``: the digits as a (N, 8, 8) float tensor in [0, 1] and their labels, split in two.
 * ``image_patches``: (B, H, W) -> (B, n_patches, patch * patch), patches in reading order.
 * ``VisionTransformer``: patch projection + ``class_token.ClassTokenClassifier``.
+* ``DigitCNN``: a small convolutional network, the baseline the Vision Transformer paper measures itself
+  against: it assumes what images are (nearby pixels go together, a stroke means the same anywhere).
 * ``digit_sets`` / ``SetClassifier``: a set of digit images whose label is their largest digit;
   the classifier has no positions, so reordering the set cannot change its answer.
 """
@@ -113,6 +115,29 @@ class VisionTransformer(nn.Module):
 
     def forward(self, images: Tensor) -> Tensor:
         return self.classifier(self.tokens(images))
+
+
+class DigitCNN(nn.Module):
+    """(B, 8, 8) images -> (B, 10) logits: two 3x3 convolutions, each followed by 2x2 max-pooling, then a
+    linear layer. A convolution applies the same small filter at every place of the image: locality and
+    translation equivariance, built in, where the Vision Transformer must learn them."""
+
+    def __init__(self, channels: int = 16, n_classes: int = N_DIGITS) -> None:
+        super().__init__()
+        c = check_positive_int("channels", channels)
+        self.layers = nn.Sequential(
+            nn.Conv2d(1, c, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),  # (B, c, 4, 4)
+            nn.Conv2d(c, 2 * c, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),  # (B, 2c, 2, 2)
+            nn.Flatten(), nn.Linear(2 * c * (DIGIT_SIZE // 4) ** 2, check_positive_int("n_classes", n_classes)),
+        )
+
+    def forward(self, images: Tensor) -> Tensor:
+        check_features("images", check_tensor("images", images), DIGIT_SIZE, "(batch, 8, 8)",
+                       module_dtype(self.layers[0].weight), width_name="width")
+        if images.shape[1] != DIGIT_SIZE:
+            raise ValueError(f"images: expected 8 x 8 images, got {tuple(images.shape[1:])}")
+        check_finite("images", images)
+        return self.layers(images[:, None])  # a channel dimension: (B, 1, 8, 8)
 
 
 def digit_sets(images: Tensor, labels: Tensor, n_sets: int, set_size: int, seed: int = 0) -> tuple[Tensor, Tensor]:
