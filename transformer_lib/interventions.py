@@ -7,19 +7,17 @@ pass runs as it is, and a hook replaces what one module returns (or, for ``...he
 ``...sum``, what it reads). There is no second forward path to drift from the first; with no
 intervention the hooks change nothing, bit for bit (tests/test_interventions.py).
 
-* ``Head`` names one head: its kind (``HEAD_KINDS``, the fields of ``capture.AttentionMaps``), layer and
-  index. Switching it off replaces its slice of the concatenated heads, the input of W_O, by zeros
-  (zero ablation) or by its mean over a reference set (mean ablation, ``head_means``).
-* ``Patch`` puts another run's value of one block back at some positions (activation patching).
-* ``logit_lens`` reads a stream of the decoder through the final norm (pre-norm) and the generator.
-* ``head_ablation_drops``: each head switched off in turn, the drop in teacher-forced log-likelihood.
+Switching a ``Head`` off replaces its slice of the concatenated heads, W_O's input, by zeros or by its
+mean over a reference set (``head_means``); a ``Patch`` puts another run's value of one block back at
+some positions; ``logit_lens`` reads a decoder stream through the final norm and the generator;
+``head_ablation_drops`` switches each head off in turn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
@@ -29,15 +27,7 @@ from .decoding import check_translation_model
 from .models import Transformer
 from .multi_head_attention import MultiHeadAttention
 from .tokenization import Vocab
-from .validation import (
-    check_bool,
-    check_choice,
-    check_index,
-    check_instance,
-    check_iterable,
-    check_pairs,
-    check_positive_int,
-)
+from .validation import check_bool, check_choice, check_index, check_instance, check_int, check_iterable, check_pairs
 from .validation_tensors import check_finite, check_token_ids, check_vectors
 
 HEAD_KINDS = ("encoder_self", "decoder_self", "cross")
@@ -73,7 +63,7 @@ class Patch:
 @dataclass
 class InterventionRun:
     logits: Tensor  # (B, T, V)
-    blocks: dict[str, Tensor] = field(default_factory=dict)  # every patch point, when recorded
+    blocks: dict[str, Tensor]  # every patch point, when recorded (else empty)
 
 
 @dataclass
@@ -96,9 +86,8 @@ def _check_model(model: object) -> Transformer:
 
 
 def _layers(model: Transformer) -> dict[str, int]:
-    config = model.config
-    return {"encoder_self": config.n_encoder_layers, "decoder_self": config.n_decoder_layers,
-            "cross": config.n_decoder_layers}
+    return {"encoder_self": model.config.n_encoder_layers, "decoder_self": model.config.n_decoder_layers,
+            "cross": model.config.n_decoder_layers}
 
 
 def heads_of(model: Transformer) -> list[Head]:
@@ -213,7 +202,7 @@ def _check_patches(points: dict, patches: object) -> list[Patch]:
             raise ValueError(f"patches[{i}]: a second patch of {patch.block}; give all its positions in one")
         if not isinstance(patch.values, Tensor):
             raise TypeError(f"patches[{i}].values: expected a torch.Tensor, got {type(patch.values).__name__}")
-        if patch.positions is not None:
+        if patch.positions is not None:  # each position is checked against the block's length when patched
             check_iterable(f"patches[{i}].positions", patch.positions, "a list of positions (int) or None")
     return patches
 
@@ -303,8 +292,7 @@ def _hooked(model: Transformer, points: dict, heads: list[Head], means: dict[str
 
 @contextmanager
 def _evaluating(model: nn.Module) -> Iterator[None]:
-    was_training = model.training
-    model.eval()
+    was_training, _ = model.training, model.eval()
     try:
         with torch.no_grad():
             yield
@@ -325,9 +313,8 @@ def intervene(model: Transformer, src_ids: Tensor, tgt_ids: Tensor, ablate: Sequ
 
 
 def head_means(model: Transformer, src_ids: Tensor, tgt_ids: Tensor) -> dict[str, Tensor]:
-    """Each attention module's concatenated heads (W_O's input), averaged over the real positions
-    (not padding) of a reference batch: name (``Head.attention``) -> (d_model,), whose slice
-    ``head * d_k : (head + 1) * d_k`` is that head's mean output, what mean ablation puts in its place."""
+    """Each attention's concatenated heads (W_O's input), averaged over the real positions of a reference
+    batch: name (``Head.attention``) -> (d_model,); slice ``head * d_k : (head + 1) * d_k`` is that head's."""
     sums, counts = _head_sums(_check_model(model), *_check_ids(model, src_ids, tgt_ids))
     return {name: total / counts[name.split(".")[0]] for name, total in sums.items()}
 
@@ -374,7 +361,7 @@ def head_ablation_drops(model: Transformer, pairs: Sequence[tuple[str, str]], sr
     pairs = check_pairs("pairs", pairs)
     check_translation_model(model, src_vocab, tgt_vocab)
     check_choice("ablation", ablation, ("mean", "zero"))
-    batch_size = check_positive_int("batch_size", batch_size)
+    batch_size = check_int("batch_size", batch_size, minimum=1)
     encoded = encode_pairs(pairs, src_vocab, tgt_vocab)
     order = sorted(range(len(encoded)), key=lambda i: (len(encoded[i][0]), len(encoded[i][1])))
     chunks = [order[i: i + batch_size] for i in range(0, len(order), batch_size)]
@@ -389,8 +376,7 @@ def head_ablation_drops(model: Transformer, pairs: Sequence[tuple[str, str]], sr
             totals = {name: totals.get(name, 0) + total for name, total in sums.items()}
             counts = {stack: counts[stack] + batch_counts[stack] for stack in counts}
         means = {name: total / counts[name.split(".")[0]] for name, total in totals.items()}
-    baseline, drops = torch.empty(len(pairs), dtype=torch.float64), torch.empty(len(heads), len(pairs),
-                                                                                dtype=torch.float64)
+    baseline, drops = torch.empty(len(pairs), dtype=torch.float64), torch.empty(len(heads), len(pairs)).double()
     with _evaluating(model):
         for chunk, batch in zip(chunks, batches, strict=True):
             memory = model.encode(batch.src)
