@@ -37,6 +37,8 @@ PURE_DTYPE = 'a function without parameters: it computes in the dtype it is give
 TABLE_IN_X_DTYPE = ("adds or rotates by a fixed table cast to x's dtype (.to(x.dtype)): no learned weight to "
                     "disagree with")
 RESHAPE = 'a reshape: it moves values of any dtype'
+NO_INTERVENTION = ('no head switched off, no block patched: the plain forward pass, which the interventions '
+                   'reproduce bit for bit (tests/test_interventions.py)')
 EMPTY = 'an empty collection is a valid one here: the result is empty too (no sentences, no notes, no merges)'
 EMPTY_INDEX = 'an empty index keeps no rows, as Tensor.index_select does'
 NONE_OFF = "None leaves that filter out (or uses torch's global generator), as in every sampler's signature"
@@ -498,6 +500,11 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
     **_each({'-1000000.0': THRESHOLD, '-1e-06': THRESHOLD, '-inf': THRESHOLD, 'inf': THRESHOLD}, [
         ('training.TrainingHistory.first_reaching', 'value'),
     ]),
+    **_each({'empty': NO_INTERVENTION}, [
+        ('interventions.intervene', 'ablate'), ('interventions.intervene', 'patches'),
+        ('interventions.interventions', 'ablate'), ('interventions.interventions', 'patches'),
+    ]),
+    ('interventions.head_ablation_drops', 'pairs', 'its first item twice'): REPEATED,
     **_each({
         'a NaN': X_FOR_BATCH,
         'an infinity': X_FOR_BATCH,

@@ -75,6 +75,7 @@ from . import (
     sweep_calls_beyond,
     sweep_calls_errors,
     sweep_calls_explorer,
+    sweep_calls_interventions,
     sweep_calls_pretrained,
     sweep_calls_verdict,
 )
@@ -707,7 +708,7 @@ OTHER_EXEMPT = {
 # The calls and reasons of later modules, one file per group (chapter 9's models; agreement, relative positions
 # and the exercises; the whole-model explorer)
 for _group in (sweep_calls_agreement, sweep_calls_beyond, sweep_calls_errors, sweep_calls_explorer,
-               sweep_calls_pretrained, sweep_calls_verdict):
+               sweep_calls_interventions, sweep_calls_pretrained, sweep_calls_verdict):
     CALLS.update(_group.CALLS)
     OTHER_EXEMPT.update(_group.EXEMPT)
 
