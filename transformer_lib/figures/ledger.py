@@ -166,8 +166,8 @@ def verdict_figure(data: Mapping, measure: str = "exact_match", labels: Mapping[
                         f"<br>grey: under the rule's minimum</sup>"
                         + "".join(f"<br><sup>off the scale, not drawn: {note}</sup>" for note in notes)),
         xaxis=dict(title=dict(text=f"change in {name} ({unit})"), zeroline=False),
-        yaxis=dict(tickmode="array", tickvals=list(range(len(keys))), ticktext=[labels.get(k, k) for k in keys],
-                   automargin=True, range=[-0.6, len(keys) - 0.4]),
+        yaxis=dict(title=dict(text="variant of the base"), tickmode="array", tickvals=list(range(len(keys))),
+                   ticktext=[labels.get(k, k) for k in keys], automargin=True, range=[-0.6, len(keys) - 0.4]),
         legend=dict(yref="container", y=0.0, yanchor="bottom"),
         margin=dict(t=140 + 22 * len(notes), b=150),
     )
