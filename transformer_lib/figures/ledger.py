@@ -88,22 +88,28 @@ def ledger_effects_figure(results: Mapping, measure: str = "exact_match",
         name="one seed", marker=dict(symbol="circle-open", size=9, color=PALETTE[1], line=dict(width=2)),
         hovertemplate="%{y}: %{x:+.3f} (one seed)<extra></extra>",
     ))
-    fig.add_vline(x=0, line=dict(color="#555", dash="dash"))
     better = "left" if measure in LOWER_IS_BETTER else "right"
-    height = 150 + 48 * len(rows) + 22 * len(notes)
-    fig.update_layout(
-        template=BOOK_TEMPLATE, height=height,
-        # short lines: the title must fit a phone's 390 px
-        title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=24),
-                   text=f"{title}:<br>change in {name}<br>"
-                        f"<sup>against {against}, same seed; {len(base)} seeds; "
-                        f"better to the {better}</sup>"
-                        + "".join(f"<br><sup>off the scale, not drawn: {note}</sup>" for note in notes)),
+    return _paired_change_layout(
+        fig, f"{title}:<br>change in {name}<br><sup>against {against}, same seed; {len(base)} seeds; "
+             f"better to the {better}</sup>", notes, height=150 + 48 * len(rows), top=120, bottom=140,
         xaxis=dict(title=dict(text=f"change in {name}<br>({unit})"), zeroline=False),
         # room above the top row for its value's label
-        yaxis=dict(title=dict(text=axis, standoff=10), automargin=True, range=[-0.5, len(rows) - 0.2]),
-        legend=dict(yref="container", y=0.0, yanchor="bottom"),  # under the axis title, whatever the height
-        margin=dict(t=120 + 22 * len(notes), b=140),
+        yaxis=dict(title=dict(text=axis, standoff=10), automargin=True, range=[-0.5, len(rows) - 0.2]))
+
+
+def _paired_change_layout(fig: go.Figure, heading: str, notes: list[str], *, height: int, top: int, bottom: int,
+                          xaxis: dict, yaxis: dict) -> go.Figure:
+    """The layout both figures of paired changes share: the zero line, a title in short lines (it must fit
+    a phone's 390 px) followed by the rows drawn off the scale, and the legend under the axis title
+    whatever the height; each note adds a line to the height and the top margin."""
+    fig.add_vline(x=0, line=dict(color="#555", dash="dash"))
+    fig.update_layout(
+        template=BOOK_TEMPLATE, height=height + 22 * len(notes),
+        title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=24),
+                   text=heading + "".join(f"<br><sup>off the scale, not drawn: {note}</sup>" for note in notes)),
+        xaxis=xaxis, yaxis=yaxis,
+        legend=dict(yref="container", y=0.0, yanchor="bottom"),
+        margin=dict(t=top + 22 * len(notes), b=bottom),
     )
     return fig
 
@@ -156,19 +162,11 @@ def verdict_figure(data: Mapping, measure: str = "exact_match", labels: Mapping[
     minimum = MEASURES[measure].minimum
     if not MEASURES[measure].relative:
         fig.add_vrect(x0=-scale * minimum, x1=scale * minimum, fillcolor="#999", opacity=0.2, line_width=0)
-    fig.add_vline(x=0, line=dict(color="#555", dash="dash"))
     better = "left" if measure in LOWER_IS_BETTER else "right"
-    fig.update_layout(
-        template=BOOK_TEMPLATE, height=170 + 40 * len(keys) + 22 * len(notes),
-        title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=24),
-                   text=f"Table 3 at the book's scale:<br>change in {name}<br>"
-                        f"<sup>against the base, same seed; better to the {better};"
-                        f"<br>grey: under the rule's minimum</sup>"
-                        + "".join(f"<br><sup>off the scale, not drawn: {note}</sup>" for note in notes)),
+    return _paired_change_layout(
+        fig, f"Table 3 at the book's scale:<br>change in {name}<br><sup>against the base, same seed; better to "
+             f"the {better};<br>grey: under the rule's minimum</sup>", notes,
+        height=170 + 40 * len(keys), top=140, bottom=150,
         xaxis=dict(title=dict(text=f"change in {name} ({unit})"), zeroline=False),
         yaxis=dict(title=dict(text="variant of the base"), tickmode="array", tickvals=list(range(len(keys))),
-                   ticktext=[labels.get(k, k) for k in keys], automargin=True, range=[-0.6, len(keys) - 0.4]),
-        legend=dict(yref="container", y=0.0, yanchor="bottom"),
-        margin=dict(t=140 + 22 * len(notes), b=150),
-    )
-    return fig
+                   ticktext=[labels.get(k, k) for k in keys], automargin=True, range=[-0.6, len(keys) - 0.4]))
