@@ -101,15 +101,15 @@ def _paired_change_layout(fig: go.Figure, heading: str, notes: list[str], *, hei
                           xaxis: dict, yaxis: dict) -> go.Figure:
     """The layout both figures of paired changes share: the zero line, a title in short lines (it must fit
     a phone's 390 px) followed by the rows drawn off the scale, and the legend under the axis title
-    whatever the height; each note adds a line to the height and the top margin."""
+    whatever the height; each note adds two lines to the height and the top margin."""
     fig.add_vline(x=0, line=dict(color="#555", dash="dash"))
     fig.update_layout(
-        template=BOOK_TEMPLATE, height=height + 22 * len(notes),
+        template=BOOK_TEMPLATE, height=height + 44 * len(notes),
         title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=24),
-                   text=heading + "".join(f"<br><sup>off the scale, not drawn: {note}</sup>" for note in notes)),
+                   text=heading + "".join(f"<br><sup>off the scale, not drawn:<br>{note}</sup>" for note in notes)),
         xaxis=xaxis, yaxis=yaxis,
         legend=dict(yref="container", y=0.0, yanchor="bottom"),
-        margin=dict(t=top + 22 * len(notes), b=bottom),
+        margin=dict(t=top + 44 * len(notes), b=bottom),
     )
     return fig
 
@@ -167,6 +167,8 @@ def verdict_figure(data: Mapping, measure: str = "exact_match", labels: Mapping[
         fig, f"Table 3 at the book's scale:<br>change in {name}<br><sup>against the base, same seed; better to "
              f"the {better};<br>grey: under the rule's minimum</sup>", notes,
         height=170 + 40 * len(keys), top=140, bottom=150,
-        xaxis=dict(title=dict(text=f"change in {name} ({unit})"), zeroline=False),
+        xaxis=dict(title=dict(text=f"change in {name}<br>({unit})"), zeroline=False),
+        # the paper's figure on a line of its own: one-line labels left a phone no room for the data
         yaxis=dict(title=dict(text="variant of the base"), tickmode="array", tickvals=list(range(len(keys))),
-                   ticktext=[labels.get(k, k) for k in keys], automargin=True, range=[-0.6, len(keys) - 0.4]))
+                   ticktext=[labels.get(k, k).replace(" (paper", "<br>(paper") for k in keys], automargin=True,
+                   range=[-0.6, len(keys) - 0.4]))
