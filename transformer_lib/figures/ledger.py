@@ -101,15 +101,15 @@ def _paired_change_layout(fig: go.Figure, heading: str, notes: list[str], *, hei
                           xaxis: dict, yaxis: dict) -> go.Figure:
     """The layout both figures of paired changes share: the zero line, a title in short lines (it must fit
     a phone's 390 px) followed by the rows drawn off the scale, and the legend under the axis title
-    whatever the height; each note adds two lines to the height and the top margin."""
+    whatever the height; each note adds a line to the height and the top margin."""
     fig.add_vline(x=0, line=dict(color="#555", dash="dash"))
     fig.update_layout(
-        template=BOOK_TEMPLATE, height=height + 44 * len(notes),
+        template=BOOK_TEMPLATE, height=height + 22 * len(notes),
         title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=24),
-                   text=heading + "".join(f"<br><sup>off the scale, not drawn:<br>{note}</sup>" for note in notes)),
+                   text=heading + "".join(f"<br><sup>off the scale, not drawn: {note}</sup>" for note in notes)),
         xaxis=xaxis, yaxis=yaxis,
         legend=dict(yref="container", y=0.0, yanchor="bottom"),
-        margin=dict(t=top + 44 * len(notes), b=bottom),
+        margin=dict(t=top + 22 * len(notes), b=bottom),
     )
     return fig
 
