@@ -4,13 +4,18 @@ one of them fail.
 ``worker`` runs under ``torch.multiprocessing`` with the environment ``torchrun`` would give.
 Run as a script under ``torchrun`` (``torchrun ... tests/distributed_helpers.py raise 3 -- ARGS``),
 it runs the command with the library's ``training_step`` replaced, on rank 1 only, by one that
-raises (``raise``) or kills its own process (``kill``, as an out-of-memory killer would) at the
-given step (counted from the start of this launch).
+raises (``raise``), raises and then takes long to end (``linger``: as a loaded machine can make a
+process's teardown slow, so that the others' failures reach the launcher first and it stops this
+one), or kills its own process (``kill``, as an out-of-memory killer would) at the given step
+(counted from the start of this launch).
 """
 
+import gc
 import os
 import signal
 import sys
+import time
+import traceback
 
 
 def worker(rank: int, world_size: int, runs: list[tuple[int, list[str]]]) -> None:
@@ -50,5 +55,12 @@ def _faulty_run(kind: str, at_step: int, argv: list[str]) -> int:
 
 if __name__ == "__main__":
     kind, at_step, separator, *command = sys.argv[1:]
-    assert kind in ("raise", "kill") and separator == "--"
-    sys.exit(_faulty_run(kind, int(at_step), command))
+    assert kind in ("raise", "linger", "kill") and separator == "--"
+    try:
+        sys.exit(_faulty_run(kind, int(at_step), command))
+    except RuntimeError as error:
+        if kind != "linger":
+            raise
+        traceback.print_exception(error)  # as Python would, before a slow teardown
+    gc.collect()  # the failed run's frames are let go, and with them its connections: the peer fails
+    time.sleep(600)  # a teardown that the launcher ends with SIGTERM

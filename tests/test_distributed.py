@@ -329,28 +329,50 @@ def test_the_launchers_own_flag_is_checked_in_one_line(capsys):
         assert capsys.readouterr().err == f"python -m transformer_lib.train.launch: error: {message} (see --help)\n"
 
 
-@pytest.mark.parametrize("kind, how", [("raise", "exited with status 1"), ("kill", "was stopped by signal SIGKILL")])
+RAISED = "failed: RuntimeError: injected failure at step 1"
+
+
+@pytest.mark.parametrize("kind, how", [("raise", RAISED), ("linger", RAISED),
+                                       ("kill", "was stopped by signal SIGKILL")])
 def test_through_the_launcher_a_crash_is_exit_1_and_a_line_naming_the_rank(kind, how, tmp_path):
     """Rank 1 fails at its first step; rank 0 then fails in its collective, or is stopped. The
-    launcher names every rank that failed, earliest first, in its one last line; no torchrun summary."""
+    launcher names every rank that failed, earliest first, in its one last line; no torchrun summary.
+    A rank that raised is named for its error even when the launcher had to stop it as it ended
+    (``linger``): on a loaded machine its teardown can end after its peer's failure reached the launcher."""
     launch = _launch_script("tests/distributed_helpers.py", kind, "1", "--", *EXACT, "--out", str(tmp_path))
     assert launch.returncode == 1, launch.stderr
     last = launch.stderr.strip().splitlines()[-1]
     assert last.startswith("python -m transformer_lib.train.launch: error: ") and f"rank 1 {how}" in last, last
     assert last.endswith("; any other process was stopped (the errors are above)")
-    assert ("rank 1 failed: RuntimeError: injected failure at step 1" in launch.stderr) == (kind == "raise")
+    assert ("rank 1 failed: RuntimeError: injected failure at step 1" in launch.stderr) == (kind != "kill")
+    assert "rank 0" not in last  # it stopped because rank 1 ended first: not a cause
     assert "Root Cause" not in launch.stderr and "ChildFailedError" not in launch.stderr
 
 
-def test_the_launcher_names_each_failed_rank_earliest_first_and_passes_a_usage_error_on():
+def test_the_launcher_names_each_failed_rank_earliest_first_and_passes_a_usage_error_on(tmp_path, monkeypatch):
     from torch.distributed.elastic.multiprocessing.errors import ProcessFailure
 
     from transformer_lib.train.launch import _report
+    from transformer_lib.train.stops import PEER_LOST_STATUS, record_failure
 
-    def failed(rank: int, status: int, at: int) -> ProcessFailure:
-        failure = ProcessFailure(local_rank=rank, pid=100 + rank, exitcode=status, error_file="")
+    def failed(rank: int, status: int, at: int, error_file: str = "") -> ProcessFailure:
+        failure = ProcessFailure(local_rank=rank, pid=100 + rank, exitcode=status, error_file=error_file)
         failure.timestamp = at
         return failure
+
+    # Rank 1 raised and wrote its error, then was stopped by the launcher as it ended, after rank 0's
+    # failure (its peer lost) had reached the launcher: rank 1 is named, for its error.
+    monkeypatch.setenv("TORCHELASTIC_ERROR_FILE", str(tmp_path / "error.json"))
+    try:
+        raise RuntimeError("boom\nsecond line")
+    except RuntimeError as error:
+        record_failure(error)
+    buffer = io.StringIO()
+    with contextlib.redirect_stderr(buffer):
+        assert _report({0: failed(0, PEER_LOST_STATUS, 5),
+                        1: failed(1, -signal.SIGTERM, 6, str(tmp_path / "error.json"))}) == 1
+    assert buffer.getvalue() == ("python -m transformer_lib.train.launch: error: rank 1 failed: RuntimeError: boom; "
+                                 "any other process was stopped (the errors are above)\n")
 
     assert _report({1: failed(1, 2, 5)}) == 2  # a usage error that only rank 1 met: it printed it, named
     assert _report({0: failed(0, 2, 5), 1: failed(1, -signal.SIGTERM, 5)}) == 2  # rank 1: stopped by the launcher

@@ -31,7 +31,7 @@ from ..config import PRESETS
 from ..grammar import MAX_PAIRS
 from ..pretrained.recipe import BOOK_RECIPE
 from ..validation import check_device
-from . import stops
+from . import distributed, stops
 from .data import DataError
 from .distributed import STRATEGIES, launched_world_size
 from .run import CHECKPOINT, UsageError, run, stored_training
@@ -284,5 +284,8 @@ def _main(argv: Sequence[str] | None, parsed: list[argparse.Namespace]) -> int:
         if stops.lost_a_peer(error, world_size):
             return stops.report_lost_peer(error, rank, world_size)
         print(f"{PROG}: rank {rank} failed: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+        stops.record_failure(error)
         raise
+    finally:  # only now may the others see this process's connections close and fail in turn
+        distributed.stop()
     return 0

@@ -11,7 +11,9 @@ after a traceback and a summary, some 35 lines (it re-raises ``ChildFailedError`
   status 2, and nothing more is printed;
 * any other failure (an exception, a signal): exit status 1, and one line naming each rank that
   failed and how, earliest first (their own errors are above it). A process that failed only
-  because another died first (``stops.PEER_LOST_STATUS``) is not named: the one that died is;
+  because another died first (``stops.PEER_LOST_STATUS``) is not named: the one that died is. A
+  process that raised is named for its error, which it wrote before its connections closed
+  (``stops.record_failure``), even if the launcher had to stop it as it ended;
 * this launcher stopped (SIGTERM, Ctrl-C): it stops the processes with the same signal, rank 0
   prints the one line of ``stops`` (the step its checkpoint holds, the command that goes on), and the
   exit status is 128 + the signal's number.
@@ -69,20 +71,38 @@ def _report(failures: dict[int, ProcessFailure]) -> int:
     """The exit status for the failed processes (rank: failure), and one line unless it is a usage error.
 
     ``failures`` also holds the processes the launcher stopped itself, with SIGTERM, once one had
-    failed: those are left out, unless SIGTERM is all there is (then someone else sent it). A usage
+    failed: those are left out, unless they wrote their own error first or SIGTERM is all there is
+    (then someone else sent it). A usage
     or data error (status 2) was printed by the process that met it. Otherwise every rank that
     failed of itself is named, earliest first: a crash in one process makes the others fail in their
     next collective, often within the same second (the resolution of the launcher's times)."""
+    not_a_cause = (-signal.SIGTERM, PEER_LOST_STATUS)
     own = {rank: failure for rank, failure in failures.items()
-           if failure.exitcode not in (-signal.SIGTERM, PEER_LOST_STATUS)} or failures
+           if _own_error(failure) is not None or failure.exitcode not in not_a_cause} or failures
     if all(failure.exitcode == USAGE_STATUS for failure in own.values()):
         return USAGE_STATUS
     ranked = sorted(own.items(), key=lambda item: (item[1].timestamp, item[0]))
-    named = ", ".join(f"rank {rank} " + (f"was stopped by signal {failure.signal_name()}" if failure.exitcode < 0
-                                         else f"exited with status {failure.exitcode}") for rank, failure in ranked)
+    named = ", ".join(f"rank {rank} {_how(failure)}" for rank, failure in ranked)
     print(f"{PROG}: error: {named}; any other process was stopped (the errors are above)", file=sys.stderr,
           flush=True)
     return 1
+
+
+def _own_error(failure: ProcessFailure) -> str | None:
+    """The error the process wrote itself before it ended (``stops.record_failure``, in the format of
+    ``torchrun``'s ``ErrorHandler``, which the agent read into ``error_file_data``), if it did."""
+    written = failure.error_file_data.get("message")
+    return str(written["message"]).strip().splitlines()[0] if isinstance(written, dict) else None
+
+
+def _how(failure: ProcessFailure) -> str:
+    """How one process failed: its own error if it wrote one (then its end, a status or the launcher's
+    SIGTERM, says nothing more), else its exit status or signal."""
+    if (error := _own_error(failure)) is not None:
+        return f"failed: {error}"
+    if failure.exitcode < 0:
+        return f"was stopped by signal {failure.signal_name()}"
+    return f"exited with status {failure.exitcode}"
 
 
 @contextlib.contextmanager

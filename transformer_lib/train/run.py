@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> None:
         _run(args, processes, data)
     finally:
         torch.set_default_dtype(default_dtype)
-        distributed.stop()
+    distributed.stop()  # on a failure, cli.main closes the connections once it has recorded the error
 
 
 def _run(args: argparse.Namespace, processes: distributed.Processes, data: TextData) -> None:

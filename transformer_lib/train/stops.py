@@ -140,6 +140,17 @@ def lost_a_peer(error: BaseException, world_size: int) -> bool:
     return world_size > 1 and isinstance(error, RuntimeError) and any(m in str(error) for m in PEER_LOST_MARKS)
 
 
+def record_failure(error: BaseException) -> None:
+    """Write ``error`` (inside its ``except``) where ``torchrun``'s agent reads a process's own failure,
+    the file named by ``TORCHELASTIC_ERROR_FILE`` (nothing without a launcher). Written before this
+    process closes its connections, it names this process as the cause whatever reaches the launcher
+    first: on a loaded machine the peer's failure can, and the launcher then stops this process as it
+    ends."""
+    from torch.distributed.elastic.multiprocessing.errors import ErrorHandler
+
+    ErrorHandler().record_exception(error)
+
+
 def report_lost_peer(error: BaseException, rank: int, world_size: int) -> int:
     """The one line of a process whose peer died, naming that one as the cause; the exit status."""
     gone = f"rank {1 - rank}" if world_size == 2 else "another process"
