@@ -6,10 +6,11 @@
 # go to pytest. At the end it prints where the time went (tools/ci_durations.py), so that growth is seen.
 #
 #   bash tools/test.sh                  # all tests
-#   bash tools/test.sh --portability    # all tests, and the notebooks once more as another CPU would run
-#                                       # them: on one thread with the CPU dispatch lowered
-#                                       # (ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1), and the notebooks
-#                                       # that train once more under BOOK_SEED=1 and 2; .ci/run uses this
+#   bash tools/test.sh --portability    # all tests, and the appendices once more as another CPU would run
+#                                       # them (the chapters are, in JupyterLab): on one thread with the CPU
+#                                       # dispatch lowered (ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1),
+#                                       # the distributed tests under stress, and the notebooks that train
+#                                       # once more under BOOK_SEED=1 and 2; .ci/run uses this
 set -euo pipefail
 cd "$(dirname "$0")/.."
 portability=0
@@ -28,19 +29,21 @@ echo "setup $(( $(date +%s) - started ))" > "$logs/phases"
 lowered=""
 if [ "$portability" = 1 ]; then
   # The stored outputs were computed on one machine with two threads (the main run below checks
-  # them so). Another machine differs in its vector instructions and its number of threads: this run
-  # changes both (one thread, the lowest CPU dispatch), so that an output which depends on them fails
-  # here rather than on a reader's machine. One thread with the machine's own dispatch is checked by
-  # the JupyterLab run (tests/test_jupyterlab.py compares its outputs by nbval's rules) for the
-  # chapters; the appendices, which it does not open, get that run here. This lane runs beside the
-  # main run, on the other core.
+  # them so). Another machine differs in its vector instructions and its number of threads. The
+  # chapters are run so by tests/test_jupyterlab.py (one thread, ATEN_CPU_CAPABILITY=default, the
+  # installed wheel, compared by nbval's rules); the appendices, which it does not open, get that
+  # run here, beside the main run, so that an output which depends on either fails here rather than
+  # on a reader's machine.
   appendices=$(ls book/*.ipynb | grep -v '^book/[0-9][0-9]_' || true)
   (
-    lane_start=$(date +%s)
     status=0
-    ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest book -p no:cacheprovider \
-      --junitxml="$logs/default-isa.xml" "$@" >"$logs/default-isa.log" 2>&1 || status=1
-    echo "notebooks-default-isa-one-thread $(( $(date +%s) - lane_start ))" >> "$logs/phases"
+    if [ -n "$appendices" ]; then
+      lane_start=$(date +%s)
+      # shellcheck disable=SC2086  # one argument per appendix
+      ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest $appendices -p no:cacheprovider \
+        --junitxml="$logs/default-isa.xml" "$@" >"$logs/default-isa.log" 2>&1 || status=1
+      echo "appendices-default-isa-one-thread $(( $(date +%s) - lane_start ))" >> "$logs/phases"
+    fi
     lane_start=$(date +%s)
     # The distributed tests beside the appendix's demo, four at a time, and a thread taking ports as a busy
     # machine's programs do (tests/test_rendezvous_stress.py): no process group may find its meeting place
@@ -48,13 +51,6 @@ if [ "$portability" = 1 ]; then
     OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest tests/test_rendezvous_stress.py -m stress -p no:cacheprovider \
       --junitxml="$logs/stress.xml" "$@" >"$logs/stress.log" 2>&1 || status=1
     echo "rendezvous-stress $(( $(date +%s) - lane_start ))" >> "$logs/phases"
-    if [ -n "$appendices" ]; then
-      lane_start=$(date +%s)
-      # shellcheck disable=SC2086  # one argument per appendix
-      OMP_NUM_THREADS=1 "$venv/bin/python" -m pytest $appendices -p no:cacheprovider \
-        --junitxml="$logs/one-thread.xml" "$@" >"$logs/one-thread.log" 2>&1 || status=1
-      echo "appendices-one-thread $(( $(date +%s) - lane_start ))" >> "$logs/phases"
-    fi
     exit "$status"
   ) &
   lowered=$!
@@ -88,12 +84,10 @@ if [ -n "$lowered" ]; then main_args+=(--ignore=tests/test_distributed.py); fi
 echo "main-run $(( $(date +%s) - main_start ))" >> "$logs/phases"
 if [ -n "$lowered" ]; then
   wait "$lowered" || status=1
-  echo "== notebooks with ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1"
-  cat "$logs/default-isa.log"
+  echo "== appendices with ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 (the chapters: tests/test_jupyterlab.py)"
+  cat "$logs/default-isa.log" 2>/dev/null || true
   echo "== the distributed tests beside the demo and a busy machine (tests/test_rendezvous_stress.py)"
   cat "$logs/stress.log"
-  echo "== appendices with OMP_NUM_THREADS=1"
-  cat "$logs/one-thread.log" 2>/dev/null || true
 fi
 if [ -n "$seeds_lane" ]; then
   wait "$seeds_lane" || status=1
