@@ -80,7 +80,7 @@ def test_citation_cff_is_valid_by_cffconvert(cffconvert: Path, tmp_path: Path) -
     assert result.returncode == 0 and "are valid" in result.stdout, result.stdout + result.stderr
     # the validator can fail: the same file without its authors is refused
     broken = tmp_path / "CITATION.cff"
-    broken.write_text(re.sub(r"^authors:\n(  - .*\n)+", "", (ROOT / "CITATION.cff").read_text(), flags=re.MULTILINE))
+    broken.write_text(re.sub(r"^authors:\n(  .*\n)+", "", (ROOT / "CITATION.cff").read_text(), flags=re.MULTILINE))
     assert "authors" not in yaml.safe_load(broken.read_text())
     refused = subprocess.run([cffconvert, "--validate", "-i", broken], capture_output=True, text=True)
     assert refused.returncode != 0, refused.stdout
