@@ -72,16 +72,22 @@ def test_the_skip_links_are_written_into_the_page() -> None:
             '"updatemenus": [{"buttons": []}]}, {"responsive": true}) }</script>'
             '<div id="f2" class="plotly-graph-div"></div>'
             '<script>Plotly.newPlot("f2", [], {"title": "plain"}, {})</script>'
-            '<div class="tc-live" data-explorer="stepper"></div></body></html>')
+            '<div class="tc-live" data-explorer="stepper"></div>'
+            '<div class="tc-live" data-explorer="attention">\n<script type="application/json" class="tc-live-state">'
+            '{"sentence": "a", "replay": {"steps": [0]}}</script></div>'
+            '<div class="tc-live" data-explorer="model"></div></body></html>')
     fixed = reader_view.fix_page_markup(page)
     nav = fixed[fixed.index("<body"):fixed.index("</nav>")]
     links = [(href, text) for href, text in re.findall(r'<a href="#([^"]+)">([^<]+)</a>', nav)]
     title = ("A menu , then " + "x" * 80)[:67] + "\u2026"
     assert links == [("tc-interactive-1", "Skip to the attention explorer"),
                      ("tc-keys-f1", f"Skip to the controls of the figure \u201c{title}\u201d"),
-                     ("tc-interactive-2", "Skip to the decoding stepper")]
+                     ("tc-interactive-2", "Skip to the decoding stepper"),
+                     ("tc-interactive-3", "Skip to the training replay"),  # not a second "attention explorer"
+                     ("tc-interactive-4", "Skip to the whole-model explorer")]
     assert fixed.index('<nav class="tc-skip"') < fixed.index('class="skip-link"')  # first in the Tab order
-    assert 'data-explorer="attention" id="tc-interactive-1"' in fixed and "tc-keys-f2" not in fixed
+    assert ('data-explorer="attention" id="tc-interactive-1" data-skip-name="the attention explorer"' in fixed
+            and "tc-keys-f2" not in fixed)
     assert reader_view.fix_page_markup(fixed) == fixed  # once
     assert "tc-skip" not in reader_view.fix_page_markup("<html><body><p>no explorer</p></body></html>")
     reader_js = (ROOT / "book" / "_static" / "reader.js").read_text()

@@ -84,8 +84,11 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
 
 # reader.js's names for the parts it links to (its EXPLORERS and label(), which keep these links when equal)
 EXPLORERS = {"attention": "the attention explorer", "positional": "the positional-encoding explorer",
-             "lm": "the language-model explorer", "stepper": "the decoding stepper"}
+             "lm": "the language-model explorer", "stepper": "the decoding stepper",
+             "model": "the whole-model explorer"}
+REPLAY = "the training replay"  # an attention explorer whose settings hold a replay (chapter 7)
 LIVE_DIV = re.compile(r'<div class="tc-live" data-explorer="([a-z]+)">')
+LIVE_STATE = re.compile(r'\s*<script[^>]*class="tc-live-state"[^>]*>(.*?)</script>', re.DOTALL)
 NEW_PLOT = re.compile(r'Plotly\.newPlot\(\s*"([^"]+)",\s*')
 BETWEEN = re.compile(r"[\s,]*")
 BODY = re.compile(r"<body[^>]*>")
@@ -117,6 +120,18 @@ def _figure_controls(text: str) -> list[tuple[int, str, str]]:
     return found
 
 
+def _explorer_name(kind: str, state: re.Match | None) -> str:
+    """What a skip link calls the explorer of ``kind`` whose settings script is ``state``: two explorers
+    of one kind on a page (chapter 7's replay and its attention explorer) get different names."""
+    try:
+        settings = json.loads(state.group(1)) if state else {}
+    except ValueError:
+        settings = {}
+    if kind == "attention" and isinstance(settings, dict) and settings.get("replay"):
+        return REPLAY
+    return EXPLORERS.get(kind, "the explorer")
+
+
 def skip_links(text: str) -> str:
     """``text`` (a written page) with a ``nav.tc-skip`` of links to its explorers and its figures'
     keyboard controls, in page order, first in the body (none where the page has none)."""
@@ -127,9 +142,11 @@ def skip_links(text: str) -> str:
     def name(match: re.Match) -> str:
         nonlocal counter
         counter += 1
-        label = f"Skip to {EXPLORERS.get(match.group(1), 'the explorer')}"
-        parts.append((match.start(), f"tc-interactive-{counter}", label))
-        return f'<div class="tc-live" data-explorer="{match.group(1)}" id="tc-interactive-{counter}">'
+        explorer = _explorer_name(match.group(1), LIVE_STATE.match(text, match.end()))
+        parts.append((match.start(), f"tc-interactive-{counter}", f"Skip to {explorer}"))
+        # the name goes on the explorer too: reader.js reads it there, once the explorer has replaced its settings
+        return (f'<div class="tc-live" data-explorer="{match.group(1)}" id="tc-interactive-{counter}" '
+                f'data-skip-name="{html.escape(explorer)}">')
 
     text = LIVE_DIV.sub(name, text)
     for position, target, title in _figure_controls(text):

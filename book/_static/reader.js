@@ -10,9 +10,10 @@
   "use strict";
   const FOCUSABLE = 'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea, [tabindex]:not([tabindex="-1"])';
   const GROUPS = ".tc-live, .tc-keys, .tc-bertviz-load";
-  // reader_view.EXPLORERS: the same names, so that the links the build wrote are kept
+  // reader_view.EXPLORERS: the same names, so that the links the build wrote are kept (the build also
+  // writes each explorer's name on it, data-skip-name, which tells chapter 7's replay from its explorer)
   const EXPLORERS = { attention: "the attention explorer", positional: "the positional-encoding explorer",
-    lm: "the language-model explorer", stepper: "the decoding stepper" };
+    lm: "the language-model explorer", stepper: "the decoding stepper", model: "the whole-model explorer" };
   let nav = null;
   let known = "";
 
@@ -29,7 +30,8 @@
 
   function label(group) {
     if (group.classList.contains("tc-live")) {
-      return "Skip to " + (EXPLORERS[group.getAttribute("data-explorer")] || "the explorer");
+      return "Skip to " + (group.getAttribute("data-skip-name")
+        || EXPLORERS[group.getAttribute("data-explorer")] || "the explorer");
     }
     if (group.classList.contains("tc-keys")) {
       const title = figureTitle(group.getAttribute("data-for"));
