@@ -303,6 +303,53 @@ def test_explorers_in_the_built_book_are_live(site: Path, checkpoint, browser, w
             assert after != before, f"{chapter}: the figure did not change"
 
 
+# Where chapter 7's replay is: its slider bar, the theme's sticky header above it, and its maps' figure.
+REPLAY_JS = """() => {
+  const bar = document.querySelector('.tc-replay-bar');
+  const maps = bar.closest('.tc-live-explorer').querySelector('.tc-figure:not(.tc-curve)');
+  const header = document.querySelector('.bd-header-article');
+  const box = (e) => { const r = e.getBoundingClientRect(); return {top: r.top, bottom: r.bottom}; };
+  return {bar: box(bar), maps: box(maps), header: box(header), scroll: window.scrollY};
+}"""
+# Every output box that holds an explorer, and how much of it is cut at its sides (it clips, not scrolls).
+CLIPPED_JS = """() => [...document.querySelectorAll('div.output')].filter(o => o.querySelector('.tc-live'))
+  .map(o => o.scrollWidth - o.clientWidth)"""
+
+
+def test_the_replay_slider_stays_in_view_on_a_phone_while_the_maps_scroll(site: Path, browser) -> None:
+    """Chapter 7's replay on a 390x844 phone: as the reader scrolls down through the maps, the slider
+    and the model's output line stay on the screen, under the theme's sticky header (explorers.css,
+    reader.css), so that moving the slider shows its effect; the output boxes that hold explorers
+    clip at their sides rather than scroll (which kept the bar from sticking), so nothing may be
+    wider than them."""
+    with serve(site) as base:
+        context = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True)
+        try:
+            page = context.new_page()
+            page.goto(f"{base}book/07_training_inference.html", wait_until="load")
+            page.locator(".tc-attention .tc-figure:not(.tc-curve) svg").first.wait_for(timeout=30_000)
+            start = page.evaluate(REPLAY_JS)
+            height = start["maps"]["bottom"] - start["maps"]["top"]
+            assert height > 844 / 2, f"the maps are {height} px tall: too short to need the bar to stick"
+            for fraction in (0.25, 0.5, 0.9):  # that point of the maps at the middle of the screen
+                page.evaluate("(y) => window.scrollTo(0, y)",
+                              start["maps"]["top"] + start["scroll"] + fraction * height - 844 / 2)
+                page.wait_for_timeout(200)
+                where = page.evaluate(REPLAY_JS)
+                assert where["maps"]["top"] < 0, (fraction, where)  # the maps' top has scrolled away
+                assert where["header"]["bottom"] - 1 <= where["bar"]["top"], (fraction, where)
+                assert where["bar"]["bottom"] <= 844, (fraction, where)
+            for chapter in ("03_positional_encoding", "04_attention", "06_encoder_decoder", "07_training_inference",
+                            "08_language_model"):
+                page.goto(f"{base}book/{chapter}.html", wait_until="load")
+                page.locator("div.tc-live .tc-live-explorer").first.wait_for(timeout=30_000)
+                page.wait_for_timeout(500)
+                cut = page.evaluate(CLIPPED_JS)
+                assert cut and max(cut) <= 1, (chapter, cut)
+        finally:
+            context.close()
+
+
 def test_the_built_book_carries_the_page_files_and_the_theme_python_writes(site: Path) -> None:
     """The build writes the package's scripts and theme.json into _static/live, and each page with
     an explorer holds the theme inline (script#tc-live-theme), the one the scripts read first."""
