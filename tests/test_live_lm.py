@@ -554,11 +554,15 @@ def test_the_built_book_runs_the_lm_explorer_in_chapter_8_only(site: Path, brows
 
 
 def test_the_page_notes_what_the_kernel_notes(lm, files: Path) -> None:
-    """How the prompt was read (capitals, punctuation, unknown words): the same notes on both sides."""
+    """How the prompt was read (capitals, punctuation, unknown words, English): the same notes on both
+    sides; an English prompt (most words unknown) is told first that this model writes French."""
     model, vocab = lm
-    prompts = ["Le petit chat!", "le zèbre et le " + "x" * 50, "nous", "L'homme voit 3 chats."]
+    prompts = ["Le petit chat!", "le zèbre et le " + "x" * 50, "nous", "L'homme voit 3 chats.", "the small cats sleep",
+               "le petit zèbre"]
     got = run_lm(f"{json.dumps(prompts)}.map((p) => [model.next(p, {{}}).notes, model.next(p, {{}}).text])", files)
     for prompt, (notes, text) in zip(prompts, got, strict=True):
         explorer = LanguageModelExplorer(model, vocab, prompt=prompt)
         assert explorer.payload["notes"] == notes and explorer.payload["text"] == text, prompt
     assert any(got[1][0]) and got[2][0] == []
+    assert got[4][0][0] == MESSAGES["lm_writes_french"] and got[4][0][1].startswith("Not in the vocabulary")
+    assert got[5][0] and MESSAGES["lm_writes_french"] not in got[5][0]  # 1 word of 3 unknown: not most

@@ -37,7 +37,8 @@ def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int 
                   tgt_vocab: Vocab | None = None) -> list[str]:
     """What the reader should know about how the model read the sentence: unknown words, and that
     what the model writes in their place is a guess; words of the target language typed into the
-    translator (with ``tgt_vocab``: unknown words it holds, at least half of the words read); a
+    translator (with ``tgt_vocab``: unknown words it holds, at least half of the words read), first
+    among these, as it says what to type instead; a
     sentence longer than the model reads (``typed_tokens``, when the explorer had to cut it); and a
     sentence of one word, or of one word repeated (the corpus has neither: the model tends to
     repeat). The page's ``bookText.readingNotes`` follows the same rules (tests/test_live_model.py)."""
@@ -45,13 +46,13 @@ def reading_notes(translation: Translation, src_vocab: Vocab, typed_tokens: int 
     if translation.unknown_words:
         unknown = list(dict.fromkeys(translation.unknown_words))
         listed = ", ".join(MESSAGES["unknown_word"].format(word=shorten(w)) for w in unknown)
-        notes.append(MESSAGES["unknown"].format(unk=src_vocab.itos[src_vocab.unk_id], words=listed))
-        notes.append(MESSAGES["unknown_guess"].format(words=listed))
         target = [w for w in unknown if tgt_vocab is not None and w in tgt_vocab.stoi]
         typed_target = [w for w in translation.unknown_words if w in target]
-        if target and 2 * len(typed_target) >= len(translation.src_ids):
+        if target and 2 * len(typed_target) >= len(translation.src_ids):  # what to do comes first
             notes.append(MESSAGES["french"].format(
                 words=", ".join(MESSAGES["unknown_word"].format(word=shorten(w)) for w in target)))
+        notes.append(MESSAGES["unknown"].format(unk=src_vocab.itos[src_vocab.unk_id], words=listed))
+        notes.append(MESSAGES["unknown_guess"].format(words=listed))
     read = len(translation.src_ids)
     if typed_tokens is not None and typed_tokens > read:
         notes.append(MESSAGES["too_long"].format(typed=typed_tokens, read=read))

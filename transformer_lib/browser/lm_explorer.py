@@ -146,6 +146,8 @@ class LanguageModelExplorer(LiveExplorer):
         notes = []
         if changes:
             notes.append(MESSAGES["read_as"].format(text=shorten(text, 80), changes="; ".join(changes)))
+        if 2 * len(unknown) > len(ids):  # most words unknown (English, say): what to type instead comes first
+            notes.append(MESSAGES["lm_writes_french"])
         if unknown:
             listed = ", ".join(MESSAGES["unknown_word"].format(word=shorten(w)) for w in dict.fromkeys(unknown))
             notes.append(MESSAGES["unknown"].format(unk=self.vocab.itos[self.vocab.unk_id], words=listed))

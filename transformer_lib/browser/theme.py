@@ -54,6 +54,8 @@ MESSAGES = {
     # chapter 8's language-model explorer (browser.lm_explorer, static/lm-explorer.js, static/book-lm.js)
     "lm_empty": "No prompt: the bars are the model's bets on a sentence's first word. Type French words "
                 "(the corpus's) to see what it expects next.",
+    "lm_writes_french": "This model writes French (the French side of the book's corpus), and most of these words "
+                        "are not in its vocabulary: start a French sentence, such as \u201cles petits chats\u201d.",
     "lm_temperature": "The temperature must be a number of at least 0 (0: always the most probable word), got {value}.",
     "lm_top_k": "Top-k must be a whole number of at least 1, or empty for no top-k, got \u201c{value}\u201d.",
     "lm_top_p": "Top-p must be a number above 0 and at most 1 (1: no top-p), got {value}.",

@@ -183,6 +183,8 @@
       // the notes of lm_explorer's _read_prompt: long text shortened as validation.shorten does
       const shorten = (s, limit) => (s.length <= limit ? s : s.slice(0, limit - 1) + "\u2026");
       if (changes.length) notes.push(fill("read_as", { text: shorten(text, 80), changes: changes.join("; ") }));
+      // most words unknown (English, say): what to type instead comes first
+      if (2 * unknown.length > wordIds.length) notes.push(fill("lm_writes_french", {}));
       if (unknown.length) notes.push(fill("unknown", { unk: this.vocab[this.ids.unk],
         words: [...new Set(unknown)].map((word) => fill("unknown_word", { word: shorten(word, 40) })).join(", ") }));
       const ids = [this.ids.sos, ...wordIds];

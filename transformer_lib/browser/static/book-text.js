@@ -126,12 +126,12 @@
     if (changes.length) notes.push(fill("read_as", { text, changes: changes.join("; ") }));
     if (unknown.length) {
       const distinct = [...new Set(unknown)];
-      notes.push(fill("unknown", { unk, words: quoted(distinct) }));
-      notes.push(fill("unknown_guess", { words: quoted(distinct) }));
       const target = distinct.filter(isTarget);
       if (target.length && 2 * unknown.filter(isTarget).length >= ids.length) {
-        notes.push(fill("french", { words: quoted(target) }));
+        notes.push(fill("french", { words: quoted(target) })); // what to do comes first
       }
+      notes.push(fill("unknown", { unk, words: quoted(distinct) }));
+      notes.push(fill("unknown_guess", { words: quoted(distinct) }));
     }
     if (typed > ids.length) notes.push(fill("too_long", { typed, read: ids.length }));
     if (ids.length === 1) notes.push(fill("one_word", {})); // the corpus has no one-word sentence
