@@ -331,7 +331,7 @@ def test_the_replay_slider_stays_in_view_on_a_phone_while_the_maps_scroll(site: 
             start = page.evaluate(REPLAY_JS)
             height = start["maps"]["bottom"] - start["maps"]["top"]
             assert height > 844 / 2, f"the maps are {height} px tall: too short to need the bar to stick"
-            for fraction in (0.25, 0.5, 0.9):  # that point of the maps at the middle of the screen
+            for fraction in (0.5, 0.75, 0.95):  # that point of the maps at the middle of the screen
                 page.evaluate("(y) => window.scrollTo(0, y)",
                               start["maps"]["top"] + start["scroll"] + fraction * height - 844 / 2)
                 page.wait_for_timeout(200)
