@@ -74,8 +74,9 @@ READY_JS = """([state, expected]) => {
 # none on arrival (its figure is SVG; its panel is drawn on the first click, which fetches the model).
 LIVE_FIGURES = {"attention": 0, "positional": 1, "stepper": 2, "lm": 2, "model": 0}
 LIVE_HEATMAPS = {"attention": 1}  # the canvas maps (.tc-heatmaps) an explorer draws on arrival
-# The build gives each explorer an id, the target of the page's skip links (book/_ext/reader_view.py)
-LIVE_EXPLORER = re.compile(r'<div class="tc-live" data-explorer="(\w+)"(?: id="[\w-]+")?>'
+# The build gives each explorer an id, the target of the page's skip links, and the name the links call it by
+# (book/_ext/reader_view.py)
+LIVE_EXPLORER = re.compile(r'<div class="tc-live" data-explorer="(\w+)"(?: id="[\w-]+" data-skip-name="[^"]*")?>'
                            r'<script type="application/json" class="tc-live-state">(.*?)</script>', re.DOTALL)
 
 
