@@ -72,10 +72,10 @@ def _report(failures: dict[int, ProcessFailure]) -> int:
 
     ``failures`` also holds the processes the launcher stopped itself, with SIGTERM, once one had
     failed: those are left out, unless they wrote their own error first or SIGTERM is all there is
-    (then someone else sent it). A usage
-    or data error (status 2) was printed by the process that met it. Otherwise every rank that
-    failed of itself is named, earliest first: a crash in one process makes the others fail in their
-    next collective, often within the same second (the resolution of the launcher's times)."""
+    (then someone else sent it). A usage or data error (status 2) was printed by the process that
+    met it. Otherwise every rank that failed of itself is named, earliest first: a crash in one
+    process makes the others fail in their next collective, often within the same second (the
+    resolution of the launcher's times)."""
     not_a_cause = (-signal.SIGTERM, PEER_LOST_STATUS)
     own = {rank: failure for rank, failure in failures.items()
            if _own_error(failure) is not None or failure.exitcode not in not_a_cause} or failures

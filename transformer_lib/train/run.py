@@ -153,8 +153,8 @@ def run(args: argparse.Namespace) -> None:
     try:
         _run(args, processes, data)
     finally:
+        # the process group stays up: cli.main closes it, after recording a failure (stops.record_failure)
         torch.set_default_dtype(default_dtype)
-    distributed.stop()  # on a failure, cli.main closes the connections once it has recorded the error
 
 
 def _run(args: argparse.Namespace, processes: distributed.Processes, data: TextData) -> None:
