@@ -45,7 +45,7 @@ CALLS: dict = {
     "figures.activations.keys_of": lambda: (activations.keys_of, dict(
         name=WEIGHTS, src_tokens=list(FOUND.src_tokens), tgt_tokens=list(FOUND.tgt_tokens))),
     "figures.activations.panel_title": lambda: (activations.panel_title, dict(
-        name=WEIGHTS, token="the", position=0, shape=(2, 2), whole=(2, 2, 2), extra="")),
+        name=WEIGHTS, side="target", token="the", position=0, shape=(2, 2), whole=(2, 2, 2), extra="")),
     "figures.activations.activation_panel": lambda: (activations.activation_panel, dict(
         blocks=dict(FOUND.blocks), src_tokens=list(FOUND.src_tokens), tgt_tokens=list(FOUND.tgt_tokens),
         name=WEIGHTS, side="target", position=0, head=1)),

@@ -92,10 +92,10 @@ def test_the_explorer_follows_a_token_by_mouse_keyboard_and_arrows(checkpoint, b
         assert _title(page) == _kernel_title(found, "generator.logits", "target", 1)
         page.keyboard.press("ArrowLeft")
         _wait_drawn(page, "decoder.1.ff_residual.norm")
-        root.locator('.tc-block[data-block="src"]').first.click()  # the other column: a source token
+        root.locator('.tc-block[data-block="src"]').first.click()  # the other column: the source token followed last
         _wait_drawn(page, "src.token")
-        assert root.get_by_label("Token", exact=True).input_value() == "source:1"
-        assert _title(page) == _kernel_title(found, "src.token", "source", 1)
+        assert root.get_by_label("Token", exact=True).input_value() == "source:0"
+        assert _title(page) == _kernel_title(found, "src.token", "source", 0)
         SCREENSHOTS.mkdir(exist_ok=True)
         page.screenshot(path=str(SCREENSHOTS / "live-model-1366.png"), full_page=True)
         violations = axe_violations(page)
@@ -103,6 +103,74 @@ def test_the_explorer_follows_a_token_by_mouse_keyboard_and_arrows(checkpoint, b
         visit.close()
     assert not visit.problems, visit.problems
     assert not violations, violations
+
+
+BOX_SHOWN_JS = """(group) => {
+  const panel = document.querySelector('div.tc-live[data-explorer=model] .tc-panel');
+  const drawn = (panel.dataset.drawn || '').split(' ')[0];
+  return drawn === group || drawn.startsWith(group + '.');
+}"""
+IN_VIEW_JS = """() => {
+  const panel = document.querySelector('div.tc-live[data-explorer=model] .tc-panel').getBoundingClientRect();
+  return {top: panel.top, bottom: panel.bottom, height: innerHeight};
+}"""
+
+
+def _shapes(svg: str) -> tuple[list[str], str]:
+    """The shapes on the figure's arrows, and its text alternative."""
+    return re.findall(r'class="tc-shape"[^>]*>([^<]*)<', svg), html.unescape(re.search(r"<desc>(.*?)</desc>", svg)[1])
+
+
+@pytest.mark.parametrize("width", [1366, 390])
+def test_every_box_shows_its_panel_in_view_and_the_figure_has_the_sentence_shapes(checkpoint, browser, explorer_url,
+                                                                                   width) -> None:
+    """Issue 53: a click on any box of the figure leaves the panel's top in the viewport (it is sticky: a box
+    far down the figure, clicked, draws a panel that is seen), and the figure's shapes and its text
+    alternative are those of the sentence translated (the kernel's figure for it), not placeholders."""
+    model, src, tgt = checkpoint.model.eval(), checkpoint.src_vocab, checkpoint.tgt_vocab
+    sentence = "the old man sees the small cats"
+    kernel = ModelExplorer(model, src, tgt, sentence=sentence)
+    want_shapes, want_desc = _shapes(kernel.figure.value)
+    assert f"(1, {len(kernel.found.src_tokens)}, 64)" in want_shapes  # the sentence's own length
+    visit = Visit(browser, explorer_url, width=width)
+    try:
+        page = visit.page
+        root = page.locator(EXPLORER)
+        assert "Choose a box" in root.locator(".tc-panel").inner_text()  # the empty panel says what to do
+        root.get_by_label("Sentence", exact=True).fill(sentence)
+        root.get_by_role("button", name="Translate").click()
+        page.wait_for_function("() => document.querySelector('div.tc-live[data-explorer=model] .tc-panel')"
+                               ".dataset.drawn", timeout=30000)
+        shapes = root.locator(".tc-shape").all_text_contents()
+        desc = root.locator(".tc-model-figure desc").text_content()
+        boxes = root.locator(".tc-block")
+        groups = [boxes.nth(i).get_attribute("data-block") for i in range(boxes.count())]
+        seen = {}
+        for i, group in enumerate(groups):
+            boxes.nth(i).click()  # playwright clicks only a box that is not covered (by the panel)
+            page.wait_for_function(BOX_SHOWN_JS, arg=group, timeout=10000)
+            rect = page.evaluate(IN_VIEW_JS)
+            seen[group] = rect
+        if width == 1366:  # the side followed is said, and each side's token kept
+            root.get_by_label("Token", exact=True).select_option("target:3")
+            root.locator('.tc-block[data-block="encoder.1.feed_forward"]').click()
+            page.wait_for_function(BOX_SHOWN_JS, arg="encoder.1.feed_forward", timeout=10000)
+            source = root.get_by_label("Token", exact=True).input_value()
+            root.locator('.tc-block[data-block="decoder.0.cross_attn"]').click()
+            page.wait_for_function(BOX_SHOWN_JS, arg="decoder.0.cross_attn", timeout=10000)
+            back = root.get_by_label("Token", exact=True).input_value()
+            following = root.locator(".tc-following").inner_text()
+    finally:
+        visit.close()
+    assert len(groups) >= 20, groups
+    hidden = {g: r for g, r in seen.items() if not (0 <= r["top"] and r["top"] + 40 <= r["height"])}
+    assert not hidden, f"the panel's top is off the screen after a click on: {hidden}"
+    assert shapes == want_shapes and desc == want_desc, (shapes, want_shapes)
+    if width == 1366:
+        assert source.startswith("source:") and back == "target:3", (source, back)
+        assert following.startswith(f"Following target token 3 \u201c{kernel.found.tgt_tokens[3]}\u201d") \
+            and "the box chosen is in that column" in following, following
+    assert not visit.problems, visit.problems
 
 
 ODD = {"empty": "", "one word": "we", "unknown": "the zebra sleeps", "200 words": " ".join(["the dog"] * 100),
@@ -124,8 +192,9 @@ def test_odd_input_gets_the_messages_and_keeps_the_last_good_state(checkpoint, b
         _wait_drawn(page, "encoder.1.feed_forward.hidden")
         page.screenshot(path=str(SCREENSHOTS / "live-model-390.png"), full_page=True)
         width = page.evaluate("document.documentElement.scrollWidth")
+        kernel = ModelExplorer(model, src, tgt)  # as the page: a good sentence first, then each odd one
         for case, text in ODD.items():
-            kernel = ModelExplorer(model, src, tgt, sentence=text)
+            kernel.sentence.value = text
             expected = _texts(kernel.messages.value)
             root.get_by_label("Sentence", exact=True).fill(text)
             root.get_by_role("button", name="Translate").click()

@@ -21,6 +21,7 @@ from ..capture import Activations, capture_activations, capture_model_activation
 from ..decoding import translate
 from ..figures.activations import (
     BAR_COLOR,
+    HEAD_LINES,
     ROWS,
     SIDES,
     STAGE_TITLES,
@@ -37,12 +38,15 @@ from ..tokenization import Vocab
 from ..validation import check_instance, check_int
 from ..validation_models import check_model_vocab
 from .explorers import read_sentence, sentence_box, step_buttons, typed_sentence_notes, wrapping_row
-from .live import LiveExplorer, message, show_in
+from .live import LiveExplorer, message, show_in, stale_note
 from .page import live_explorer_html
 from .theme import MESSAGES
 
 TITLE = "The book's Transformer, opened up: pick a token, then a block"
 HIGHLIGHT = PALETTE[1]  # the chosen box's outline (and its thicker stroke: not by colour alone)
+# The page's panel before its first figure (in JupyterLab the kernel draws one at once).
+PANEL_PROMPT = ("Choose a box of the figure below (click it, or Tab to it and press Enter): the chosen token's "
+                "tensor at that block appears here, and stays in view while you scroll the figure.")
 
 
 def block_label(name: str) -> str:
@@ -59,10 +63,11 @@ def block_paths(model: Transformer) -> dict[str, list[str]]:
     return {side: token_path(names, side) for side in SIDES}
 
 
-def explorer_svg(model: Transformer, chosen: str = "") -> str:
-    """The whole-model figure as the explorer draws it, with the group of block ``chosen`` outlined."""
+def explorer_svg(model: Transformer, chosen: str = "", src_len: int = 7, tgt_len: int = 8) -> str:
+    """The whole-model figure as the explorer draws it, its shapes those of a sentence of ``src_len``
+    source and ``tgt_len`` target tokens, with the group of block ``chosen`` outlined."""
     check_instance("chosen", chosen, str, "a block name of capture.Activations, or '' (none)")
-    svg = architecture_svg(architecture_blocks(model), title=TITLE, explorer=True)
+    svg = architecture_svg(architecture_blocks(model, src_len, tgt_len), title=TITLE, explorer=True)
     if not chosen:
         return svg
     group = group_of(check_block_name("chosen", chosen))
@@ -110,17 +115,21 @@ class ModelExplorer(LiveExplorer):
         self._safely(self.run)
 
     def page_html(self) -> str:
-        # the page computes the same blocks itself
+        # the page computes the same blocks itself; its figure starts with this sentence's shapes
+        lengths = (len(self.found.src_tokens), len(self.found.tgt_tokens)) if self.found else (7, 8)
         return live_explorer_html("model", sentence=self.sentence.value, n_heads=self.model.config.n_heads,
-                                       paths=block_paths(self.model), stages=STAGE_TITLES,
-                                       colors={"bar": BAR_COLOR, "highlight": HIGHLIGHT},
-                                       svg=architecture_svg(architecture_blocks(self.model), title=TITLE,
-                                                            explorer=True))
+                                  paths=block_paths(self.model), stages=STAGE_TITLES, prompt=PANEL_PROMPT,
+                                  colors={"bar": BAR_COLOR, "highlight": HIGHLIGHT, "head_lines": HEAD_LINES},
+                                  svg=architecture_svg(architecture_blocks(self.model, *lengths), title=TITLE,
+                                                       explorer=True))
+
+    def _refused(self) -> None:
+        self.messages.value += stale_note(self.panel)  # the last good sentence's panel stays
 
     def run(self) -> None:
         """Translate the sentence in the box and capture its blocks; on odd input keep the last ones."""
         if not self.sentence.value.strip():
-            self.messages.value = message(MESSAGES["empty"], "info")
+            self.messages.value = message(MESSAGES["empty"], "info") + stale_note(self.panel)
             return
         sentence, changes, words = read_sentence(self.model, self.sentence.value)
         translation = translate(self.model.eval(), sentence, self.src_vocab, self.tgt_vocab)
@@ -163,4 +172,4 @@ class ModelExplorer(LiveExplorer):
         self.next.disabled = names.index(name) == len(names) - 1
         show_in(self.panel, activation_panel(self.found.blocks, self.found.src_tokens, self.found.tgt_tokens,
                                               name, side, position, self.head.value))
-        self.figure.value = explorer_svg(self.model, name)
+        self.figure.value = explorer_svg(self.model, name, len(self.found.src_tokens), len(self.found.tgt_tokens))

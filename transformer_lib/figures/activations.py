@@ -20,6 +20,8 @@ from ..validation import check_choice, check_instance, check_int, check_token_li
 from .display import BOOK_TEMPLATE, PALETTE
 
 BAR_COLOR = PALETTE[0]
+# The line between two heads on a heat strip: black on a wider white line, seen on every colour of the scale.
+HEAD_LINES = (("white", 4), ("black", 1.5))
 
 SIDES = ("source", "target")
 # Each module's blocks, in the order the explorer steps through them (and their ranks in a layer).
@@ -103,8 +105,11 @@ def keys_of(name: str, src_tokens: Sequence[str], tgt_tokens: Sequence[str]) -> 
     return src_tokens if name.startswith("encoder") or ".cross_attn." in name else tgt_tokens
 
 
-def panel_title(name: str, token: str, position: int, shape: tuple, whole: tuple, extra: str) -> str:
+def panel_title(name: str, side: str, token: str, position: int, shape: tuple, whole: tuple, extra: str) -> str:
+    """The panel's title: the block, its stage, the token (its side named: a box of the other column
+    follows a token of the other side), the shapes of the token's tensor and of the block's."""
     stage = STAGE_TITLES[stage_of(name)]
+    check_choice("side", side, list(SIDES))
     check_token_list("token", [token])  # one token: a str
     check_int("position", position, minimum=0)
     for label, sizes in (("shape", shape), ("whole", whole)):
@@ -112,7 +117,7 @@ def panel_title(name: str, token: str, position: int, shape: tuple, whole: tuple
         for i, size in enumerate(sizes):
             check_int(f"{label}[{i}]", size, minimum=0)
     check_instance("extra", extra, str, "a str (appended to the title)")
-    return f"<b>{name}</b><br>{stage}<br>“{token}” (position {position}) · shape {shape} of {whole}{extra}"
+    return f"<b>{name}</b><br>{stage}<br>{side} token “{token}” (position {position}) · shape {shape} of {whole}{extra}"
 
 
 def activation_panel(blocks: Mapping[str, object], src_tokens: Sequence[str], tgt_tokens: Sequence[str],
@@ -131,7 +136,7 @@ def activation_panel(blocks: Mapping[str, object], src_tokens: Sequence[str], tg
                          f"got {len(tokens)}")
     position = check_int("position", position, minimum=0, maximum=len(tokens) - 1)
     value = whole[position]
-    layout = dict(template=BOOK_TEMPLATE, height=300, margin=dict(l=60, r=20, t=100, b=60))
+    layout = dict(template=BOOK_TEMPLATE, height=315, margin=dict(l=60, r=20, t=115, b=60))
     if stage_of(name) in ROWS:
         head = check_int("head", head, minimum=0, maximum=value.shape[0] - 1)
         row = value[head]
@@ -147,7 +152,7 @@ def activation_panel(blocks: Mapping[str, object], src_tokens: Sequence[str], tg
                                textposition="outside", cliponaxis=False,
                                hovertemplate="key %{x}<br>%{text}<extra></extra>"))
         extra = f" · head {head + 1}" + (f" · {int(masked.sum())} keys masked (-∞)" if masked.any() else "")
-        fig.update_layout(**layout, title=dict(text=panel_title(name, tokens[position], position,
+        fig.update_layout(**layout, title=dict(text=panel_title(name, side, tokens[position], position,
                                                                  tuple(value.shape), tuple(whole.shape), extra)))
         fig.update_xaxes(title_text="key token", type="category")
         fig.update_yaxes(title_text="weight" if name.endswith("weights") else "score")
@@ -158,8 +163,17 @@ def activation_panel(blocks: Mapping[str, object], src_tokens: Sequence[str], tg
     fig = go.Figure(go.Heatmap(z=[flat.tolist()], x=list(range(len(flat))), y=[""], colorscale="RdBu", zmid=0,
                                zmin=-limit, zmax=limit, colorbar=dict(title=dict(text="value"), thickness=12),
                                hovertemplate="feature %{x}<br>value %{z:.4f}<extra></extra>"))
-    fig.update_layout(**layout, title=dict(text=panel_title(name, tokens[position], position, tuple(value.shape),
+    fig.update_layout(**layout, title=dict(text=panel_title(name, side, tokens[position], position, tuple(value.shape),
                                                              tuple(whole.shape), f" · norm {norm:.3f}")))
-    fig.update_xaxes(title_text="feature (heads side by side)" if value.ndim == 2 else "feature")
+    if value.ndim == 2:  # (h, d_k): a line between two heads, each head named under its features
+        heads, d_k = value.shape
+        for h in range(1, heads):
+            for color, width in HEAD_LINES:
+                fig.add_vline(x=h * d_k - 0.5, line_color=color, line_width=width)
+        fig.update_xaxes(title_text=f"feature: heads side by side, {d_k} each", tickmode="array",
+                         tickvals=[h * d_k + (d_k - 1) / 2 for h in range(heads)],
+                         ticktext=[f"h{h + 1}" for h in range(heads)])
+    else:
+        fig.update_xaxes(title_text="feature")
     fig.update_yaxes(showticklabels=False)
     return fig

@@ -124,6 +124,25 @@ def _fmt(shape: tuple[int, ...]) -> str:
     return "(" + ", ".join(str(n) for n in shape) + ")"
 
 
+def _explorer_title(block: Block, group: str) -> str:
+    """A box's title in the explorer: first the name its menu gives the blocks (``encoder.0``, ``src``),
+    then what it is (shortened where both would not fit the box)."""
+    short = {"src_embed": "embedding + positions", "tgt_embed": "embedding + positions",
+             "generator": "linear, pre-softmax"}
+    return f"{group} · {short.get(block.name, block.title)}"
+
+
+def _shape_of(side: str, explorer: bool) -> str:
+    """The explorer's mark of a shape's label: the page's explorer sets the positions (its second number)
+    to the length of the sentence it read, on the ``side``'s column (``static/model-explorer.js``)."""
+    return f' class="tc-shape" data-side="{side}"' if explorer else ""
+
+
+def _cue(cue: str, explorer: bool) -> str:
+    """What to click; in the explorer, marked so that a printed page leaves it out (explorers.css)."""
+    return f'<tspan class="tc-cue">; {escape(cue)}</tspan>' if explorer else f"; {cue}"
+
+
 def _check_blocks(blocks: object) -> None:
     if isinstance(blocks, str) or not isinstance(blocks, Sequence):
         raise TypeError(f"blocks: expected a list of Block from architecture_blocks, got {type(blocks).__name__}")
@@ -206,7 +225,7 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
            f'<defs><marker id="arrow{suffix}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="6" markerHeight="6" '
            'orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#444"/></marker></defs>',
            f'<text x="{width / 2}" y="{height - 8}" text-anchor="middle" fill="#a33">red: the shape (batch, positions, '
-           f'features) measured on each arrow; {cue}</text>']
+           f'features) measured on each arrow{_cue(cue, explorer)}</text>']
     top_of_encoder = None
     cross_rows: list[float] = []
     for side, x in x_of.items():
@@ -219,13 +238,15 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
             mid = x + column_w / 2
             out.append(f'<line x1="{mid}" y1="{y}" x2="{mid}" y2="{top + h}" stroke="#444" '
                        f'marker-end="url(#arrow{suffix})"/>')
-            out.append(f'<text x="{mid + 6}" y="{y - gap / 2 + 4}" fill="#a33">{_fmt(block.shape_in)}</text>')
+            out.append(f'<text x="{mid + 6}" y="{y - gap / 2 + 4}" fill="#a33"{_shape_of(side, explorer)}>'
+                       f'{_fmt(block.shape_in)}</text>')
             fill = "#eef4fb" if side == "encoder" else "#fbf1e8"
             box_group, row_groups = block_groups(block)
-            out.append(_box(explorer and "." not in box_group, block.link, box_group, block.title,
+            title = _explorer_title(block, box_group) if explorer else block.title
+            out.append(_box(explorer and "." not in box_group, block.link, box_group, title,
                             f'<rect x="{x}" y="{top}" width="{column_w}" height="{h}" rx="6" fill="{fill}" '
                             f'stroke="#345"/><text x="{mid}" y="{top + 19}" text-anchor="middle" '
-                            f'font-weight="bold">{escape(block.title)}</text>'))
+                            f'font-weight="bold">{escape(title)}</text>'))
             if live_link:
                 out.append(f'<a xlink:href="{escape(live_link)}" aria-label="{escape(block.title)}: live, with its '
                            f'numbers"><text x="{x + column_w - 6}" y="{top + 19}" text-anchor="end" fill="#1b4f72" '
@@ -241,7 +262,8 @@ def architecture_svg(blocks: list[Block], title: str = "The Transformer, from th
                     cross_rows.append(ry + row_h / 2)
             y = top
             last = block
-        out.append(f'<text x="{x + column_w / 2 + 6}" y="{y - 14}" fill="#a33">{_fmt(last.shape_out)}</text>')
+        out.append(f'<text x="{x + column_w / 2 + 6}" y="{y - 14}" fill="#a33"{_shape_of(side, explorer)}>'
+                   f'{_fmt(last.shape_out)}</text>')
         if side == "encoder":
             top_of_encoder = y
             out.append(f'<line x1="{x + column_w / 2}" y1="{y}" x2="{x + column_w / 2}" y2="{y - 30}" stroke="#444"/>')

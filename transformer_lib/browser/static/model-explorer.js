@@ -16,7 +16,8 @@
   "use strict";
   const explorers = window.tcExplorers; // explorers.js: loaded first
   const { baseLayout, plotConfig, axisStyle, colorscale } = explorers;
-  const { el, labelled, select, setOptions, message, acceptText, name, escapeHtml, sentenceCase, plotlyReady, debounce, NARROW } = explorers.dom;
+  const { el, labelled, select, setOptions, message, acceptText, markStale, name, escapeHtml, sentenceCase, plotlyReady, debounce,
+    NARROW } = explorers.dom;
   const ROWS = ["scores", "masked", "weights"]; // figures.activations.ROWS
 
   const stageOf = (block) => (block.endsWith("final_norm") ? "final_norm" : block.slice(block.lastIndexOf(".") + 1));
@@ -39,9 +40,12 @@
     const value = whole[position];
     const narrow = width < NARROW; // a phone: the title's last line broken at each " · "
     const wide = (text) => (narrow ? text.replace(/ \u00b7 /g, "<br>") : text);
-    const title = (extra) => wide(`<b>${block}</b><br>${stages[stageOf(block)]}<br>\u201c${escapeHtml(tokens[position])}` +
+    const title = (extra) => wide(`<b>${block}</b><br>${stages[stageOf(block)]}<br>${side} token \u201c${escapeHtml(tokens[position])}` +
       `\u201d (position ${position}) \u00b7 shape ${fmtShape(shapeOf(value))} of ${fmtShape(shapeOf(whole))}${extra}`);
-    const layout = baseLayout({ height: narrow ? 420 : 300, margin: { l: 60, r: 20, t: narrow ? 200 : 100, b: 60 } });
+    // on a phone, the title's lines from the panel's top down (plotly centres them in the margin, where
+    // five lines met the plot), under its tool bar (34 px); a smaller font
+    const titled = (text) => (narrow ? { text, y: 1 - 34 / 370, yref: "container", yanchor: "top", font: { size: 14 } } : { text });
+    const layout = baseLayout({ height: narrow ? 370 : 315, margin: { l: 60, r: 20, t: narrow ? 140 : 115, b: 60 } });
     if (ROWS.includes(stageOf(block))) {
       const row = value[head];
       const keys = block.startsWith("encoder") || block.includes(".cross_attn.") ? result.src_tokens : result.decoder_tokens;
@@ -53,22 +57,54 @@
         data: [{ type: "bar", x: keys.map((k, j) => `${j} ${escapeHtml(k)}`), y: shown, marker: { color: colors.bar },
           name: "score", text: shown.map((v, j) => (masked[j] ? "masked" : v.toFixed(3))), textposition: "outside",
           cliponaxis: false, hovertemplate: "key %{x}<br>%{text}<extra></extra>" }],
-        layout: Object.assign(layout, { title: { text: title(extra) },
+        layout: Object.assign(layout, { title: titled(title(extra)),
           xaxis: Object.assign({}, axisStyle(), { title: { text: "key token" }, type: "category" }),
           yaxis: Object.assign({}, axisStyle(), { title: { text: block.endsWith("weights") ? "weight" : "score" } }) }),
       };
     }
-    const flat = Array.isArray(value[0]) ? value.flat() : value;
+    const perHead = Array.isArray(value[0]); // (h, d_k): the heads side by side, a line between two
+    const flat = perHead ? value.flat() : value;
     const norm = Math.sqrt(flat.reduce((s, v) => s + v * v, 0));
     const limit = Math.max(...flat.map(Math.abs)) || 1;
     return {
       data: [{ type: "heatmap", z: [flat], x: flat.map((_, i) => i), y: [""], colorscale: colorscale("RdBu"),
         zmid: 0, zmin: -limit, zmax: limit, colorbar: { title: { text: "value" }, thickness: 12 },
         hovertemplate: "feature %{x}<br>value %{z:.4f}<extra></extra>" }],
-      layout: Object.assign(layout, { title: { text: title(` \u00b7 norm ${norm.toFixed(3)}`) },
-        xaxis: Object.assign({}, axisStyle(), { title: { text: Array.isArray(value[0]) ? "feature (heads side by side)" : "feature" } }),
-        yaxis: Object.assign({}, axisStyle(), { showticklabels: false }) }),
+      layout: Object.assign(layout, { title: titled(title(` \u00b7 norm ${norm.toFixed(3)}`)),
+        xaxis: Object.assign({}, axisStyle(), perHead ? { // each head named under its features
+          title: { text: `feature: heads side by side, ${value[0].length} each` }, tickmode: "array",
+          tickvals: value.map((_, h) => h * value[0].length + (value[0].length - 1) / 2), ticktext: value.map((_, h) => `h${h + 1}`),
+        } : { title: { text: "feature" } }),
+        yaxis: Object.assign({}, axisStyle(), { showticklabels: false }),
+        shapes: perHead ? headLines(value.length, value[0].length, colors.head_lines) : [] }),
     };
+  }
+
+  // figures.activations.HEAD_LINES: black on a wider white line between two heads, seen on any colour
+  function headLines(heads, dK, style) {
+    const lines = [];
+    for (let h = 1; h < heads; h++) {
+      for (const [color, width] of style) {
+        lines.push({ type: "line", xref: "x", yref: "y domain", x0: h * dK - 0.5, x1: h * dK - 0.5, y0: 0, y1: 1,
+          line: { color, width } });
+      }
+    }
+    return lines;
+  }
+
+  // The figure's shapes for the sentence read: (batch, positions, ...) with each column's positions its
+  // side's length, on the arrows and in the figure's text alternative (architecture_svg marks them).
+  function setShapes(figure, srcLength, tgtLength) {
+    const positions = { encoder: srcLength, decoder: tgtLength };
+    const withLength = (text, length) => text.replace(/\((\d+), \d+/g, `($1, ${length}`);
+    for (const shape of figure.querySelectorAll(".tc-shape")) {
+      shape.textContent = withLength(shape.textContent, positions[shape.dataset.side]);
+    }
+    const desc = figure.querySelector("desc");
+    if (desc) {
+      const [encoder, decoder] = desc.textContent.split("The decoder,");
+      desc.textContent = `${withLength(encoder, srcLength)}The decoder,${withLength(decoder, tgtLength)}`;
+    }
   }
 
   function modelExplorer(root, state) {
@@ -86,22 +122,27 @@
     const next = el("button", { type: "button", class: "tc-button", text: "next block \u25b6" });
     const controls = el("div", { class: "tc-row" }, [labelled("Token", token), labelled("Block", blockMenu), headField]);
     const steps = el("div", { class: "tc-row" }, [previous, next]);
-    const panel = el("div", { class: "tc-figure tc-panel" });
+    const following = el("p", { class: "tc-following", "aria-live": "polite" });
+    const panel = el("div", { class: "tc-figure tc-panel" }, [el("p", { class: "tc-panel-prompt", text: state.prompt })]);
     const figure = el("div", { class: "tc-model-figure" });
     figure.innerHTML = state.svg; // the build's own SVG (architecture_svg), not the reader's text
     const highlight = el("style");
     const note = el("p", { class: "tc-note", text: "Arrow keys: the previous (\u2190 \u2193) or next (\u2192 \u2191) " +
       "block. The model (about 1.1 MB) is downloaded the first time you press Translate or click a box." });
     root.appendChild(el("div", { class: "tc-live-explorer tc-model" },
-      [highlight, form, messages, output, controls, steps, panel, figure, note]));
+      [highlight, form, messages, output, controls, steps, following, panel, figure, note]));
 
     let result = null;
     let busy = 0;
     let plotted = false;
     const path = () => state.paths[token.value.split(":")[0]];
+    const lastOf = {}; // each side's token chosen last: a box of the other column goes back to it
 
     function setResult(r) {
       result = r;
+      markStale(messages, [panel], false);
+      setShapes(figure, r.src_tokens.length, r.decoder_tokens.length);
+      for (const side of Object.keys(lastOf)) delete lastOf[side]; // a new sentence: its own tokens
       output.innerHTML = `<b>Model output:</b> ${escapeHtml(r.text) || "(nothing)"}`;
       messages.textContent = "";
       for (const n of r.notes || []) messages.appendChild(el("div", { class: "tc-message tc-warning", text: n }));
@@ -124,6 +165,12 @@
       const block = blockMenu.value;
       const [side, position] = token.value.split(":");
       headField.style.display = ROWS.includes(stageOf(block)) ? "" : "none"; // CSS shows a [hidden] field
+      const tokens = side === "source" ? result.src_tokens : result.decoder_tokens;
+      lastOf[side] = Number(position);
+      following.textContent = `Following ${side} token ${position} \u201c${tokens[Number(position)]}\u201d through the ` +
+        `${side === "source" ? "encoder's" : "decoder's"} blocks (${side === "source" ? "left" : "right"} column)` +
+        (switched ? `: the box chosen is in that column.` : ".");
+      switched = false;
       const names = path();
       previous.disabled = names.indexOf(block) <= 0;
       next.disabled = names.indexOf(block) >= names.length - 1;
@@ -133,6 +180,7 @@
       const fig = activationPanel(result, state.stages, state.colors, block, side, Number(position), Number(head.value),
         panel.clientWidth || root.clientWidth);
       const plot = plotted ? window.Plotly.react : window.Plotly.newPlot;
+      if (!plotted) panel.textContent = ""; // the prompt goes: the panel's first figure takes its place
       plotted = true;
       const drawn = plot(panel, fig.data, fig.layout, plotConfig());
       name(panel, fig.layout);
@@ -150,15 +198,18 @@
       return draw();
     }
 
-    // A box of the figure: its first block on the token's path (a box of the other column picks
-    // the token at the same position on that side, or its last one).
+    // A box of the figure: its first block on the token's path. A box of the other column follows a
+    // token of the other side: the one followed last there, else the one at the same position (or its
+    // last); the line above the panel says so.
+    let switched = false;
     function choose(group) {
       const onPath = (names) => names.find((b) => groupOf(b) === group);
       let [side, position] = token.value.split(":");
       if (!onPath(state.paths[side])) {
         side = side === "source" ? "target" : "source";
         const tokens = side === "source" ? result.src_tokens : result.decoder_tokens;
-        token.value = `${side}:${Math.min(Number(position), tokens.length - 1)}`;
+        token.value = `${side}:${side in lastOf ? lastOf[side] : Math.min(Number(position), tokens.length - 1)}`;
+        switched = true;
         setBlocks();
       }
       blockMenu.value = onPath(state.paths[side]);
@@ -167,7 +218,10 @@
 
     async function run() {
       const text = input.value;
-      if (!acceptText(text, messages, button)) return; // refused: the figure keeps its last good sentence
+      if (!acceptText(text, messages, button)) { // refused: the panel keeps its last good sentence, marked stale
+        markStale(messages, plotted ? [panel] : [], true);
+        return;
+      }
       const ticket = ++busy;
       try {
         const r = await window.bookModel.activations(text);
@@ -177,6 +231,7 @@
           const known = err && err.name === "ReaderError";
           message(messages, known ? sentenceCase(err.message) :
             window.bookModel.fill("failed", { error: err && err.message ? err.message : err }), known ? err.level : "error");
+          markStale(messages, plotted ? [panel] : [], true);
         }
       } finally {
         if (ticket === busy) button.disabled = false;
