@@ -107,6 +107,16 @@
     }
   }
 
+  // Plotly's first plot on a page costs a few hundred ms (its styles, fonts and the trace's code set up):
+  // paid once, off the screen, before the reader's first click, with the panel's two kinds of trace.
+  function warmPlotly() {
+    if (!plotlyReady()) return undefined;
+    const box = el("div", { "aria-hidden": "true", style: "position:absolute;left:-10000px;top:0;width:600px" });
+    document.body.appendChild(box);
+    return Promise.resolve(window.Plotly.newPlot(box, [{ type: "heatmap", z: [[0, 1]] }, { type: "bar", y: [1] }],
+      { height: 200 }, plotConfig())).finally(() => { window.Plotly.purge(box); box.remove(); });
+  }
+
   function modelExplorer(root, state) {
     const input = el("input", { type: "text", value: state.sentence || "", autocomplete: "off", spellcheck: "false",
       placeholder: "type a sentence, then Enter" });
@@ -128,7 +138,8 @@
     figure.innerHTML = state.svg; // the build's own SVG (architecture_svg), not the reader's text
     const highlight = el("style");
     const note = el("p", { class: "tc-note", text: "Arrow keys: the previous (\u2190 \u2193) or next (\u2192 \u2191) " +
-      "block. The model (about 1.1 MB) is downloaded the first time you press Translate or click a box." });
+      "block. The model (about 1.1 MB) is downloaded when the figure comes into view, so that a first click waits " +
+      "for nothing but the sentence." });
     root.appendChild(el("div", { class: "tc-live-explorer tc-model" },
       [highlight, form, messages, output, controls, steps, following, panel, figure, note]));
 
@@ -262,6 +273,22 @@
       if (by) { event.preventDefault(); step(by); }
     });
     if (!input.value) message(messages, window.bookModel.fill("empty", {}), "info");
+    // The model's download and a first pass (the script's first run is its slowest) start when the figure
+    // comes into view, while the page is idle: the reader's first click (benchmarks/model_explorer.py's
+    // cold click) then waits for the sentence and the panel only. Not on the page's first visit (its
+    // weight budget, benchmarks/page_weight.py): the explorer is far down its chapter.
+    if ("IntersectionObserver" in window) {
+      const idle = window.requestIdleCallback || ((f) => setTimeout(f, 0));
+      const observer = new IntersectionObserver((entries) => {
+        if (!entries.some((entry) => entry.isIntersecting)) return;
+        observer.disconnect();
+        idle(() => window.bookModel.load().then((model) => {
+          if (!result) model.activations(input.value || "the");
+          return warmPlotly();
+        }).catch(() => {})); // a failed download is tried again, and said, on the first click
+      });
+      observer.observe(figure);
+    }
     root.tcExplorer = { run, draw, choose, step, input, button, token, block: blockMenu, head, panel, figure, messages };
   }
 
