@@ -8,6 +8,7 @@ in the kernel's payload as ``capture_translation``; a one-word sentence gets its
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
@@ -197,6 +198,12 @@ def test_the_stepper_shows_the_totals_and_scores_beam_search_ranks_by(checkpoint
                 i = [token for token, _ in beam["candidates"]].index(kept["tokens"][-1])
                 assert f"(log p {kept['log_prob']:.2f})" in bars.data[kept["beam"]].text[i]
                 kept_probs.append(p)
+            # one numbering: the kept table names each kept beam by its bar's own label in this step's chart
+            table = step_summary_html(trace, n).split("Beams kept for the next step")[-1].split("</table>")[0]
+            named = re.findall(r"<tr><td>(\d+)</td><td>([^<]*)</td>", table)
+            labels = {y for trace_ in bars.data for y in trace_.y}
+            assert [int(i) for i, _ in named] == list(range(1, len(record["kept"]) + 1))
+            assert all(html.unescape(label) in labels for _, label in named), (named, labels)
             kept_pairs = {(k["beam"], k["tokens"][-1]) for k in record["kept"]}
             for j, beam in enumerate(record["beams"]):
                 dropped_probs += [p for token, p in beam["candidates"] if (j, token) not in kept_pairs

@@ -65,7 +65,7 @@ class DecodingStepper(LiveExplorer):
         self.widget = widgets.VBox([
             wrapping_row(self.sentence, self.beam),
             wrapping_row(self.previous, self.next),
-            self.messages, self.summary, self.candidates, self.cross,
+            self.messages, self.candidates, self.summary, self.cross,  # the chart right under its controls
         ])
         self.sentence.observe(lambda _: self._safely(self.run), "value")
         self.beam.observe(lambda _: self._safely(self.run), "value")

@@ -141,11 +141,19 @@ def step_summary_html(trace: SearchTrace, step: int) -> str:
              f"\u201c{html.escape(chosen['token'])}\u201d (p = {chosen['probability']:.2f}).</p>"]
     parts.append(beam_rule_html(trace))
     if record["kept"]:
-        rows = "".join(f"<tr><td>{i + 1}</td><td>{_tokens(k['tokens'])}</td><td>{k['log_prob']:.3f}</td></tr>"
+        # one numbering: each kept beam named by its bar of this step (its beam and token) beside its number
+        # at the next step, where the beams are numbered again by their log p
+        many = len(record["beams"]) > 1  # as the bars are labelled
+
+        def bar(kept: dict) -> str:
+            return (f"beam {kept['beam'] + 1}: " if many else "") + html.escape(kept["tokens"][-1])
+
+        rows = "".join(f"<tr><td>{i + 1}</td><td>{bar(k)}</td>"
+                       f"<td>{_tokens(k['tokens'])}</td><td>{k['log_prob']:.3f}</td></tr>"
                        for i, k in enumerate(record["kept"]))
         parts.append(f"<table class='tc-beams'><caption>Beams kept for the next step</caption><thead><tr>"
-                     f"<th scope='col'>beam</th><th scope='col'>tokens</th><th scope='col'>log p</th></tr></thead>"
-                     f"<tbody>{rows}</tbody></table>")
+                     f"<th scope='col'>next step's beam</th><th scope='col'>its bar here</th>"
+                     f"<th scope='col'>tokens</th><th scope='col'>log p</th></tr></thead><tbody>{rows}</tbody></table>")
     if record["finished"]:
         rows = "".join(f"<tr><td>{_tokens(f['tokens'])}</td><td>{f['log_prob']:.3f}</td><td>{f['score']:.3f}</td></tr>"
                        for f in record["finished"])

@@ -143,9 +143,11 @@
     parts.push(beamRule(trace));
     if (record.kept.length) {
       parts.push("<table class='tc-beams'><caption>Beams kept for the next step</caption><thead><tr>" +
-        "<th scope='col'>beam</th><th scope='col'>tokens</th><th scope='col'>log p</th></tr></thead><tbody>" +
-        record.kept.map((k, i) => `<tr><td>${i + 1}</td><td>${tokensHtml(k.tokens)}</td>` +
-          `<td>${k.log_prob.toFixed(3)}</td></tr>`).join("") + "</tbody></table>");
+        "<th scope='col'>next step's beam</th><th scope='col'>its bar here</th><th scope='col'>tokens</th>" +
+        "<th scope='col'>log p</th></tr></thead><tbody>" +
+        record.kept.map((k, i) => `<tr><td>${i + 1}</td><td>${record.beams.length > 1 ? `beam ${k.beam + 1}: ` : ""}` +
+          `${escapeHtml(k.tokens[k.tokens.length - 1])}</td>` +
+          `<td>${tokensHtml(k.tokens)}</td><td>${k.log_prob.toFixed(3)}</td></tr>`).join("") + "</tbody></table>");
     }
     if (record.finished.length) {
       parts.push("<table class='tc-beams'><caption>Hypotheses that ended at this step</caption><thead><tr>" +
@@ -188,7 +190,7 @@
     const note = el("p", { class: "tc-note", text: "This stepper runs the book's trained model in your browser " +
       "(downloaded once, the first time you change the sentence or the beam size). Left and right arrow keys step too." });
     root.appendChild(el("div", { class: "tc-live-explorer tc-stepper" },
-      [form, controls, messages, summary, bars, cross, note]));
+      [form, controls, messages, bars, summary, cross, note])); // the chart right under its controls (a phone too)
 
     let trace = null;
     let step = 1;
