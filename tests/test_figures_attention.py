@@ -52,6 +52,9 @@ def test_attention_figure_all_heads_is_a_grid(maps: AttentionMaps) -> None:
     for h, trace in enumerate(fig.data):
         np.testing.assert_allclose(trace.z, maps.encoder_self[1][0, h].numpy(), atol=5e-5)
     assert {trace.xaxis for trace in fig.data} == {"x", "x2"}
+    # each panel says which side's tokens its axes hold, as one head's figure does (issue 53)
+    assert {fig.layout.xaxis.title.text, fig.layout.xaxis2.title.text} == {"source token (key)"}
+    assert {fig.layout.yaxis.title.text, fig.layout.yaxis2.title.text} == {"source token (query)"}
     # the gap between the columns holds the right-hand panel's query tokens and its "query" title:
     # 8 px a character and 50 px for the ticks and title, of a plot about 500 px wide
     gap = fig.layout.xaxis2.domain[0] - fig.layout.xaxis.domain[1]

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -23,14 +24,16 @@ import numpy as np
 import pytest
 import torch
 
+from transformer_lib.browser.explorers import PositionalEncodingExplorer
 from transformer_lib.browser.model import MANIFEST_FILE, WEIGHTS_FILE, browser_model_files
 from transformer_lib.browser.page import LIVE_SCRIPTS
 from transformer_lib.browser.theme import MESSAGES, theme, theme_json
-from transformer_lib.capture import capture_translation
+from transformer_lib.capture import AttentionMaps, capture_translation
 from transformer_lib.config import TransformerConfig
 from transformer_lib.decoding import translate
+from transformer_lib.figures.attention import ATTENTION_KINDS, attention_figure
 from transformer_lib.figures.display import BOOK_TEMPLATE, MODEBAR_REMOVED, PALETTE
-from transformer_lib.figures.positions import _table, positional_encoding_figure, rope_scores
+from transformer_lib.figures.positions import _table, positional_encoding_figure, positions_note, rope_scores
 from transformer_lib.models import Transformer
 from transformer_lib.positional_encoding import sinusoidal_table
 from transformer_lib.tokenization import Vocab
@@ -119,6 +122,25 @@ def test_the_page_draws_with_the_theme_python_writes(tmp_path: Path) -> None:
     assert got["unknown"] == MESSAGES["unknown"].format(unk="<unk>", words="w")
 
 
+@pytest.mark.parametrize("kind", ["encoder_self", "decoder_self", "cross"])
+def test_the_pages_all_heads_grid_names_its_axes_as_the_library(tmp_path: Path, kind: str) -> None:
+    """Each panel of the page's grid of heads says which side's tokens its axes hold, as
+    figures.attention.attention_figure's grid does (issue 53: they said only "key" and "query")."""
+    head = [[0.5, 0.5], [0.2, 0.8]]  # two heads of one layer, 2 queries by 2 keys
+    result = {"src_tokens": ["a", "b"], "decoder_tokens": ["<sos>", "x"], "attention": {kind: [[head, head]]}}
+    got = run_js(f"""(() => {{
+      const layout = window.tcExplorers.attentionFigure({json.dumps(result)}, "{kind}", 0, "all", 1000).layout;
+      return {{x: [layout.xaxis.title.text, layout.xaxis2.title.text],
+               y: layout.annotations.filter((a) => !a.text.startsWith("head")).map((a) => a.text)}};
+    }})()""", tmp_path)
+    maps = AttentionMaps(src_tokens=[["a", "b"]], tgt_tokens=[["<sos>", "x"]],
+                         **{k: [torch.tensor([[head, head]])] if k == kind else [] for k in ATTENTION_KINDS})
+    python = attention_figure(maps, kind, 0, "all")
+    assert got["x"] == [python.layout.xaxis.title.text, python.layout.xaxis2.title.text]
+    assert got["y"] == [python.layout.yaxis.title.text, python.layout.yaxis2.title.text]
+    assert "(key)" in got["x"][0] and "(query)" in got["y"][0]
+
+
 def test_a_changed_theme_changes_the_page(tmp_path: Path) -> None:
     """What the page shows follows the JSON: nothing else in the scripts decides it."""
     changed = theme()
@@ -196,6 +218,17 @@ def test_the_positional_explorer_refuses_what_the_figure_refuses(tmp_path: Path,
         text = str(err).split(": ", 1)[-1]
         expected = text[:1].upper() + text[1:]  # as browser.explorers shows it
     assert in_page == expected
+
+
+@pytest.mark.parametrize("positions", [(7, 7), (0, 0), (0, 50), (6, 7)])
+def test_the_positional_explorer_says_what_the_kernel_says_of_one_position(tmp_path: Path,
+                                                                          positions: tuple[int, int]) -> None:
+    """At its extreme (one position) the figure is nearly empty: the page's note is the kernel explorer's."""
+    in_page = run_js(f"window.tcExplorers.positionalNote({list(positions)})", tmp_path)
+    assert in_page == positions_note(positions)
+    assert (in_page is not None) == (positions[0] == positions[1])
+    shown = PositionalEncodingExplorer(d_model=16, dims=(0, 3), positions=positions).messages.value
+    assert (html.escape(in_page) in shown) if in_page else shown == ""
 
 
 # ---------------------------------------------------------------- book-model.js, post-norm and pre-norm

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..capture import AttentionMaps, capture_translation
 from ..decoding import Translation, max_decode_length, translate
 from ..figures.attention import ATTENTION_KINDS, attention_figure
-from ..figures.positions import MAX_POSITIONS, positional_encoding_figure
+from ..figures.positions import MAX_POSITIONS, positional_encoding_figure, positions_note
 from ..figures.training import replay_curve_figure
 from ..models import Transformer
 from ..tokenization import Vocab, normalize_sentence
@@ -323,4 +323,6 @@ class PositionalEncodingExplorer(LiveExplorer):
     def draw(self) -> None:
         self.messages.value = ""
         fig = positional_encoding_figure(self.d_model.value, tuple(self.dims.value), tuple(self.positions.value))
+        note = positions_note(tuple(self.positions.value))
+        self.messages.value = message(note, "info") if note else ""
         show_in(self.figure, fig)

@@ -55,6 +55,16 @@ def check_positional_settings(d_model: object, dims: object, positions: object
     return d_model, (first_dim, last_dim), _check_range("positions", positions, 0, MAX_POSITIONS)
 
 
+def positions_note(positions: tuple[int, int]) -> str | None:
+    """What the positional explorer says beside a figure that its settings leave nearly empty: with one
+    position, each wave is a single point and each matrix a single cell (the page says the same)."""
+    first, last = _check_range("positions", positions, 0, MAX_POSITIONS)
+    if first == last:
+        return (f"One position only ({first}): each wave is a single point and each matrix a single cell. "
+                "Move the last position to see the waves.")
+    return None
+
+
 def _table(d_model: int, positions: tuple[int, int]) -> np.ndarray:
     first, last = positions
     return sinusoidal_table(last + 1, d_model)[first:].numpy()  # (positions, d_model)

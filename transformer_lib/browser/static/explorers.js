@@ -211,11 +211,11 @@
         const n = i === 0 ? "" : String(i + 1);
         const x0 = c * (w + hs);
         const y1 = 1 - r * (h + vs);
-        // each panel's axes say which side is which (the figures' _GRID_AXIS_TITLES); the ticks, the tokens
+        // each panel's axes say which side's tokens they are, as one head's do (attention_figure's grid)
         layout[`xaxis${n}`] = tokenAxis(keys, Object.assign({ domain: [x0, x0 + w], anchor: `y${n}`,
-          title: { text: "key" } }, xTick));
+          title: { text: AXIS_TITLES[kind][0] } }, xTick));
         layout[`yaxis${n}`] = tokenAxis(queries, Object.assign({ domain: [y1 - h, y1], anchor: `x${n}` }, yTick));
-        layout.annotations.push(yTitle("query", [x0, x0 + w], [y1 - h, y1], queries));
+        layout.annotations.push(yTitle(AXIS_TITLES[kind][1], [x0, x0 + w], [y1 - h, y1], queries));
         data.push(heatmap(weights[i], queries, keys, `x${n}`, `y${n}`, `head ${i + 1}`));
         layout.annotations.push({ text: `head ${i + 1}`, x: x0 + w / 2, y: y1, xref: "paper", yref: "paper",
           xanchor: "center", yanchor: "bottom", showarrow: false, font: { size: 16 } });

@@ -1,5 +1,5 @@
 /* The positional-encoding explorer of the static book, live in the page: window.tcExplorers' peTable,
- * sinusoidalSimilarity, ropeScores, ropeScoresFor, positionalFigure and positionalProblem.
+ * sinusoidalSimilarity, ropeScores, ropeScoresFor, positionalFigure, positionalProblem and positionalNote.
  *
  *   data-explorer="positional"  sliders for d_model, the dimensions and the positions; the waves,
  *                               the table and both similarity matrices are computed here from the
@@ -183,6 +183,14 @@
     return null;
   }
 
+  // transformer_lib.figures.positions.positions_note: a word beside a figure its settings leave nearly empty
+  function positionalNote(positions) {
+    const [p, q] = positions;
+    if (p !== q) return null;
+    return `One position only (${p}): each wave is a single point and each matrix a single cell. ` +
+      "Move the last position to see the waves.";
+  }
+
   function positionalExplorer(root, state) {
     const slider = (min, max, step, value) => el("input", { type: "range", min: String(min), max: String(max),
       step: String(step), value: String(value) });
@@ -226,7 +234,7 @@
         markStale(messages, [figure], true);
         return;
       }
-      message(messages, "");
+      message(messages, positionalNote([value(posFirst), value(posLast)]) || "", "info");
       markStale(messages, [figure], false);
       good = [value(dModel), [value(dimFirst), value(dimLast)], [value(posFirst), value(posLast)]];
       paint(good);
@@ -246,6 +254,6 @@
   }
 
   Object.assign(explorers, { peTable, sinusoidalSimilarity, ropeScores, ropeScoresFor, positionalFigure,
-    positionalProblem });
+    positionalProblem, positionalNote });
   explorers.register("positional", positionalExplorer);
 })();
