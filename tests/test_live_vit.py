@@ -109,6 +109,9 @@ def test_the_page_reads_test_digits_and_drawn_ones_as_python(browser, explorer_u
         page = visit.page
         root = page.locator(EXPLORER)
         page.wait_for_function(f"() => document.querySelector('{EXPLORER}').dataset.reads")
+        seen = _page_reading(page)  # before any change: the state's image, the first test image
+        assert seen["pixels"] == state["image"] == min(state["menu"], key=lambda m: m["index"])["pixels"]
+        _assert_same(seen, python(state["image"]))
         for n, item in enumerate(state["menu"]):  # every held-out digit of the menu
             root.get_by_label("Start from", exact=True).select_option(str(n))
             seen = _page_reading(page)
@@ -191,10 +194,11 @@ def test_the_explorer_fits_a_phone_and_passes_axe(browser, explorer_url, state, 
 def test_the_kernel_explorer_reads_as_read_digit_and_never_raises(models, digits) -> None:
     vit, linear = models
     explorer = DigitExplorer(vit, linear, digits)
-    first = explorer.menu[0]
+    first = explorer.menu[explorer.start.value]
+    assert first["index"] == 0 == min(m["index"] for m in explorer.menu)  # the chapter figure's digit
     assert explorer.reading == read_digit(vit, linear, torch.tensor(first["pixels"]).reshape(8, 8))
-    explorer.start.value = 2
-    image = torch.tensor(explorer.menu[2]["pixels"]).reshape(8, 8)
+    explorer.start.value = 2 if explorer.start.value != 2 else 3
+    image = torch.tensor(explorer.menu[explorer.start.value]["pixels"]).reshape(8, 8)
     assert torch.equal(explorer.image, image)
     explorer.cells[10].click()
     explorer.cells[10].click()

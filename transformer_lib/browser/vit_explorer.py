@@ -79,7 +79,8 @@ def _rounded(tensor: Tensor) -> list[float]:
 
 def digit_state(vit: VisionTransformer, linear: nn.Module, digits: DigitSplit, image: Tensor | None = None) -> dict:
     """The page's state: both models' weights (rounded at ``PAGE_DECIMALS``, named as their state_dicts), the
-    menu of test digits (the first of each label) and the image to start from (None: the first of the menu)."""
+    menu of test digits (the first of each label) and the image to start from (None: the first test image, the
+    one chapter 9's figure shows)."""
     check_instance("vit", vit, VisionTransformer, "a vision.VisionTransformer")
     check_linear(linear)
     check_instance("digits", digits, DigitSplit, "a vision.DigitSplit")
@@ -91,7 +92,7 @@ def digit_state(vit: VisionTransformer, linear: nn.Module, digits: DigitSplit, i
         tensors[name] = {"offset": len(values), "shape": list(tensor.shape)}
         values += _rounded(tensor)
     menu = digit_menu(digits)
-    start = menu[0]["pixels"] if image is None else _rounded(check_image(image))
+    start = menu[first_test_image(menu)]["pixels"] if image is None else _rounded(check_image(image))
     return {
         "model": {"config": {"d_model": config.d_model, "n_heads": config.n_heads,
                              "n_encoder_layers": config.n_encoder_layers, "d_ff": config.d_ff,
@@ -113,6 +114,11 @@ def digit_menu(digits: DigitSplit) -> list[dict]:
             i = int(found[0])
             menu.append({"index": i, "label": label, "pixels": _rounded(digits.test_images[i])})
     return menu[:N_SHOWN]
+
+
+def first_test_image(menu: list[dict]) -> int:
+    """The place in the menu of the first test image (the first of its label, so always in the menu)."""
+    return min(range(len(menu)), key=lambda n: menu[n]["index"])
 
 
 def reading_html(reading: dict, head: str | int = "all") -> str:
@@ -153,11 +159,12 @@ class DigitExplorer(LiveExplorer):
         check_instance("vit", vit, VisionTransformer, "a vision.VisionTransformer")
         self.vit, self.linear, self.digits = vit.eval(), check_linear(linear).eval(), digits
         self.menu = digit_menu(digits)
-        self.image = torch.tensor(self.menu[0]["pixels"]).reshape(DIGIT_SIZE, DIGIT_SIZE)
+        first = first_test_image(self.menu)  # the digit of the chapter's figure
+        self.image = torch.tensor(self.menu[first]["pixels"]).reshape(DIGIT_SIZE, DIGIT_SIZE)
         self.reading: dict | None = None
         self.start = widgets.Dropdown(
             options=[("blank grid", -1), *[(f"test image {m['index']}: a {m['label']}", n)
-                                           for n, m in enumerate(self.menu)]], value=0, description="Start from")
+                                           for n, m in enumerate(self.menu)]], value=first, description="Start from")
         heads = vit.classifier.config.n_heads
         self.head = widgets.Dropdown(options=[("heads averaged", "all"), *[(f"head {h + 1}", h) for h in range(heads)]],
                                      value="all", description="Head")
