@@ -75,7 +75,7 @@ def _scripts() -> dict[str, str]:
 def test_every_kernel_explorer_is_a_live_explorer() -> None:
     modules = _modules()
     explorers = [m for m, s in modules.items() if "live_explorer_html(" in s and m != "page"]
-    assert {"explorers", "stepper", "lm_explorer", "model_explorer"} <= set(explorers)  # where the check looks
+    assert {"explorers", "stepper", "lm_explorer", "model_explorer", "vit_explorer"} <= set(explorers)  # where it looks
     assert explorer_problems(modules) == []
 
 

@@ -85,7 +85,7 @@ def on_source_read(app: Sphinx, docname: str, source: list[str]) -> None:
 # reader.js's names for the parts it links to (its EXPLORERS and label(), which keep these links when equal)
 EXPLORERS = {"attention": "the attention explorer", "positional": "the positional-encoding explorer",
              "lm": "the language-model explorer", "stepper": "the decoding stepper",
-             "model": "the whole-model explorer"}
+             "model": "the whole-model explorer", "vit": "the digits explorer"}
 REPLAY = "the training replay"  # an attention explorer whose settings hold a replay (chapter 7)
 LIVE_DIV = re.compile(r'<div class="tc-live" data-explorer="([a-z]+)">')
 LIVE_STATE = re.compile(r'\s*<script[^>]*class="tc-live-state"[^>]*>(.*?)</script>', re.DOTALL)

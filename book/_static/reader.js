@@ -13,7 +13,8 @@
   // reader_view.EXPLORERS: the same names, so that the links the build wrote are kept (the build also
   // writes each explorer's name on it, data-skip-name, which tells chapter 7's replay from its explorer)
   const EXPLORERS = { attention: "the attention explorer", positional: "the positional-encoding explorer",
-    lm: "the language-model explorer", stepper: "the decoding stepper", model: "the whole-model explorer" };
+    lm: "the language-model explorer", stepper: "the decoding stepper", model: "the whole-model explorer",
+    vit: "the digits explorer" };
   let nav = null;
   let known = "";
 

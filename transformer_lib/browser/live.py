@@ -1,7 +1,8 @@
 """What every explorer of JupyterLab shares: its two views, its messages, and callbacks that never raise.
 
 An explorer (``explorers.AttentionExplorer``, ``explorers.PositionalEncodingExplorer``,
-``stepper.DecodingStepper``, ``lm_explorer.LanguageModelExplorer``, ``model_explorer.ModelExplorer``)
+``stepper.DecodingStepper``, ``lm_explorer.LanguageModelExplorer``, ``model_explorer.ModelExplorer``,
+``vit_explorer.DigitExplorer``)
 is a :class:`LiveExplorer`: its ipywidgets in ``widget``, its messages in ``messages``, and
 ``page_html()``, its form in the static book (``page.live_explorer_html``). Jupyter shows whichever of
 the two views the front end can (``_repr_mimebundle_``). Every callback runs through ``_safely``: a

@@ -26,12 +26,12 @@ from ..validation import check_choice, check_instance, check_iterable, check_tok
 from ..validation_models import check_spells
 from .theme import MESSAGES, THEME_FILE, theme_json
 
-KINDS = ("attention", "positional", "lm", "stepper", "model")
+KINDS = ("attention", "positional", "lm", "stepper", "model", "vit")
 # The page's scripts (file names in this package's ``static`` folder), in the order a page loads them:
 # each reads those before it. The one list that the book's build (``book/_ext/offline_assets.py``),
 # ``tools/build_pdf.py`` and the tests read.
 LIVE_SCRIPTS = ("book-text.js", "book-model.js", "heatmap-canvas.js", "explorers.js", "positional-explorer.js",
-                "book-trace.js", "stepper.js", "book-activations.js", "model-explorer.js")
+                "book-trace.js", "stepper.js", "book-activations.js", "model-explorer.js", "vit-explorer.js")
 LM_SCRIPTS = ("book-lm.js", "lm-explorer.js")  # after LIVE_SCRIPTS, on the page with chapter 8's explorer
 # A page loads the scripts its explorers need, not all of them (a chapter's first visit has a weight
 # budget, benchmarks/page_weight.py): these two on every page with an explorer (the theme, the messages
@@ -44,6 +44,7 @@ EXPLORER_SCRIPTS = {
     "stepper": ("book-model.js", "book-trace.js", "stepper.js"),
     "model": ("book-model.js", "book-activations.js", "model-explorer.js"),
     "lm": ("book-model.js", *LM_SCRIPTS),
+    "vit": ("book-model.js", "vit-explorer.js"),  # chapter 9's Vision Transformer, on book-model.js's encoder
 }
 
 
@@ -98,7 +99,8 @@ def live_explorer_html(kind: str, **settings: object) -> str:
     and ``result``, a :func:`translation_payload` or None), ``"positional"`` (settings:
     ``d_model``, ``dims``, ``positions``), ``"lm"`` (``browser.lm_explorer``'s controls and result) or
     ``"stepper"`` (settings: ``sentence``, ``beam`` and ``result``, a ``decoding_steps.SearchTrace``
-    payload with ``notes``, or None)."""
+    payload with ``notes``, or None) or ``"vit"`` (``browser.vit_explorer.digit_state``: the models' weights,
+    the menu of test digits, the image to start from)."""
     check_choice("kind", kind, list(KINDS))
     if kind == "positional":  # the settings the page's positional explorer starts from
         check_positional_settings(settings.get("d_model"), settings.get("dims"), settings.get("positions"))

@@ -15,6 +15,7 @@
  *                     rule, which the manifest carries ("decoding": per_source_token * S + extra, capped)
  *   attention maps    capture.capture_translation: the decoder inputs <sos> + output that produced a
  *                     token (a translation cut at its limit never read its last token: no row for it)
+ * The encoder (Core.encodeRows) also runs chapter 9's Vision Transformer (vit-explorer.js), on rows it embeds.
  * The weights (book-model.bin, float32) and everything else (book-model.json) are written by
  * transformer_lib.browser.model at book build time, and fetched the first time they are needed; so is
  * each snapshot of the replay (book-model-step{N}.bin, int8 rows: modelAt(step), translate(text, {step})).
@@ -206,6 +207,36 @@
       return this.attendRow(prefix, this.project(prefix, "w_q", y), cache.keys, cache.values);
     }
 
+    // encoder.Encoder on rows already embedded (the translator's source, the Vision Transformer's class
+    // token and patches): every layer, then the final norm of a pre-norm stack. Returns the rows and
+    // each layer's weights, [layer][head][query][key].
+    encodeRows(prefix, rows) {
+      const cfg = this.config;
+      let xs = rows;
+      const maps = [];
+      for (let l = 0; l < cfg.n_encoder_layers; l++) {
+        const p = `${prefix}.layers.${l}`;
+        const layerWeights = [];
+        xs = this.selfAttentionBlock(`${p}.attn_residual`, `${p}.self_attn`, xs, layerWeights);
+        xs = xs.map((x) => this.residual(`${p}.ff_residual`, x, (y) => this.feedForward(`${p}.feed_forward`, y)));
+        maps.push(layerWeights);
+      }
+      if (cfg.norm_first) xs = xs.map((x) => this.norm(`${prefix}.final_norm`, x));
+      return { memory: xs, maps };
+    }
+
+    // Bidirectional self-attention over all positions inside a residual (the encoder's sub-layer).
+    selfAttentionBlock(residualPrefix, attnPrefix, xs, layerWeights) {
+      const inputs = this.config.norm_first ? xs.map((x) => this.norm(`${residualPrefix}.norm`, x)) : xs;
+      const keys = inputs.map((x) => this.project(attnPrefix, "w_k", x));
+      const values = inputs.map((x) => this.project(attnPrefix, "w_v", x));
+      const rows = inputs.map((x) => this.attendRow(attnPrefix, this.project(attnPrefix, "w_q", x), keys, values));
+      for (let head = 0; head < this.config.n_heads; head++) layerWeights.push(rows.map((r) => Array.from(r.weights[head])));
+      return xs.map((x, i) => this.config.norm_first
+        ? add(x, rows[i].output)
+        : this.norm(`${residualPrefix}.norm`, add(x, rows[i].output)));
+    }
+
     logits(x, prefix) { // the output projection (generator / lm_head): (d_model) -> (vocab)
       const w = this.t(`${prefix}.weight`);
       return linear(x, w, this.t(`${prefix}.bias`), w.length / this.config.d_model, this.config.d_model);
@@ -247,30 +278,7 @@
     }
 
     encode(srcIds) { // Transformer.encode: (S) ids -> memory rows, and each layer's weights
-      const cfg = this.config;
-      let xs = srcIds.map((id, pos) => this.embed("src_embed", id, pos));
-      const maps = [];
-      for (let l = 0; l < cfg.n_encoder_layers; l++) {
-        const p = `encoder.layers.${l}`;
-        const layerWeights = [];
-        xs = this.selfAttentionBlock(`${p}.attn_residual`, `${p}.self_attn`, xs, layerWeights);
-        xs = xs.map((x) => this.residual(`${p}.ff_residual`, x, (y) => this.feedForward(`${p}.feed_forward`, y)));
-        maps.push(layerWeights);
-      }
-      if (cfg.norm_first) xs = xs.map((x) => this.norm("encoder.final_norm", x));
-      return { memory: xs, maps };
-    }
-
-    // Bidirectional self-attention over all positions inside a residual (the encoder's sub-layer).
-    selfAttentionBlock(residualPrefix, attnPrefix, xs, layerWeights) {
-      const inputs = this.config.norm_first ? xs.map((x) => this.norm(`${residualPrefix}.norm`, x)) : xs;
-      const keys = inputs.map((x) => this.project(attnPrefix, "w_k", x));
-      const values = inputs.map((x) => this.project(attnPrefix, "w_v", x));
-      const rows = inputs.map((x) => this.attendRow(attnPrefix, this.project(attnPrefix, "w_q", x), keys, values));
-      for (let head = 0; head < this.config.n_heads; head++) layerWeights.push(rows.map((r) => Array.from(r.weights[head])));
-      return xs.map((x, i) => this.config.norm_first
-        ? add(x, rows[i].output)
-        : this.norm(`${residualPrefix}.norm`, add(x, rows[i].output)));
+      return this.encodeRows("encoder", srcIds.map((id, pos) => this.embed("src_embed", id, pos)));
     }
 
     newCache(memory) { // decoder.DecoderLayerCache for every layer; cross keys/values once
