@@ -181,6 +181,32 @@ def test_reader_phone_keyboard_offline(site: Path, browser) -> None:
     assert not problems, json.dumps(problems, indent=1)
 
 
+TABLE3_JS = """() => {
+  const section = document.querySelector('section[id*="table-3"]');
+  const tables = [...section.querySelectorAll('table.tc-table3')];
+  const column = section.getBoundingClientRect().width;
+  const wide = [...section.querySelectorAll('div.output pre, .cell_output pre')]
+    .filter((pre) => pre.scrollWidth > pre.clientWidth + 1).map((pre) => pre.textContent.slice(0, 60));
+  const figure = [...section.querySelectorAll('.js-plotly-plot')].find((p) => (p.layout.title.text || '')
+    .startsWith("Table 3"));
+  return {tables: tables.length, tableWidth: tables.length ? tables[0].scrollWidth : 0, column, wide,
+          plotWidth: figure ? figure._fullLayout.xaxis._length : 0, figureWidth: figure ? figure.clientWidth : 0};
+}"""
+
+
+def test_table3_reads_as_a_table_on_a_phone(site: Path, browser) -> None:
+    """Issue 53: at 390 px chapter 6's Table 3 section holds an HTML table no wider than its column, no
+    output in it scrolls sideways (it was a 196-character pre), and its figure gives the data most of
+    its width (the variants' names once took all but ~60 px)."""
+    with serve(site) as base:
+        context, page = open_page(browser, base + "book/06_encoder_decoder.html", PHONE)
+        found = page.evaluate(TABLE3_JS)
+        context.close()
+    assert found["tables"] == 1 and found["tableWidth"] <= found["column"] + 1, found
+    assert not found["wide"], found["wide"]
+    assert found["plotWidth"] >= 0.6 * found["figureWidth"] > 0, found
+
+
 MENU_STATE_JS = """(id) => {
   const gd = document.getElementById(id);
   return {active: gd.layout.updatemenus[0].active || 0,
