@@ -37,6 +37,7 @@ PURE_DTYPE = 'a function without parameters: it computes in the dtype it is give
 TABLE_IN_X_DTYPE = ("adds or rotates by a fixed table cast to x's dtype (.to(x.dtype)): no learned weight to "
                     "disagree with")
 RESHAPE = 'a reshape: it moves values of any dtype'
+INK_ANY_FLOAT = "a digit's ink in [0, 1] is read as its values, in the model's own dtype (the page's: rounded)"
 NO_INTERVENTION = ('no head switched off, no block patched: the plain forward pass, which the interventions '
                    'reproduce bit for bit (tests/test_interventions.py)')
 EMPTY = 'an empty collection is a valid one here: the result is empty too (no sentences, no notes, no merges)'
@@ -320,6 +321,10 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
         ('sampling.check_sampling_args', 'top_k'),
         ('sampling.check_sampling_args', 'top_p'),
     ]),
+    **_each({'float16 dtype': INK_ANY_FLOAT, 'float64 dtype': INK_ANY_FLOAT}, [
+        ('browser.vit_explorer.digit_state', 'image'),
+        ('browser.vit_explorer.read_digit', 'image'),
+    ]),
     **_each({'an nn.Linear': NO_POSITION_TABLE}, [
         ('decoding.default_max_len', 'model'),
         ('decoding.max_decode_length', 'model'),
@@ -421,6 +426,7 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
         ('figures.positions.positional_encoding_menu_figure', 'd_models'),
         ('figures.positions.positional_encoding_menu_figure', 'positions'),
         ('figures.positions.positional_waves_menu_figure', 'positions'),
+        ('figures.positions.positions_note', 'positions'),
         ('figures.positions.rope_scores', 'positions'),
         ('figures.positions.similarity_by_offset_figure', 'd_models'),
         ('figures.rnn.timing_figure', 'lengths'),

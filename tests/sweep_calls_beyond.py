@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from transformer_lib import class_token, markov, masked_lm, models, seed_batch, seeding, vision
+from transformer_lib.browser import vit_explorer
 from transformer_lib.config import TransformerConfig
 from transformer_lib.figures import vision as vision_figures
 from transformer_lib.tokenization import Vocab
@@ -41,6 +42,10 @@ VIT = vision.VisionTransformer(CONFIG, 3, patch=2).eval()
 SETS = torch.rand(2, 3, 16)  # (B, k, element_size)
 SET_MODEL = vision.SetClassifier(CONFIG, 3, element_size=16).eval()
 CNN = vision.DigitCNN(channels=2, n_classes=3).eval()
+# chapter 9's digits explorer: a small Vision Transformer on the 8 x 8 digits (learned positions, as the chapter's)
+DIGITS = vision.load_digit_images()
+DIGIT_VIT = vision.VisionTransformer(CONFIG.replace(max_len=16), 10, patch=2).eval()
+DIGIT_LINEAR = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 10)).eval()
 ATTENTION = torch.softmax(torch.randn(4), dim=0)  # over (4/2) * (4/2) patches
 
 
@@ -131,5 +136,20 @@ CALLS: dict = {
         labels=CLASS_LABELS.clone(), steps=1, batch_size=2, lr=1e-3)),
     "figures.vision.patch_attention_figure": lambda: (vision_figures.patch_attention_figure, dict(
         image=IMAGES[0].clone(), weights=ATTENTION.clone(), patch=2, title="a digit")),
+    "browser.vit_explorer.next_level": lambda: (vit_explorer.next_level, dict(value=0.5)),
+    "browser.vit_explorer.read_digit": lambda: (vit_explorer.read_digit, dict(
+        vit=DIGIT_VIT, linear=DIGIT_LINEAR, image=DIGITS.test_images[0].clone())),
+    "browser.vit_explorer.digit_state": lambda: (vit_explorer.digit_state, dict(
+        vit=DIGIT_VIT, linear=DIGIT_LINEAR, digits=DIGITS, image=DIGITS.test_images[1].clone())),
+    "browser.vit_explorer.digit_menu": lambda: (vit_explorer.digit_menu, dict(digits=DIGITS)),
+    # the widget: its arguments are checked; what the reader does after becomes a message in it
+    "browser.vit_explorer.DigitExplorer": lambda: (vit_explorer.DigitExplorer, dict(
+        vit=DIGIT_VIT, linear=DIGIT_LINEAR, digits=DIGITS)),
+    "browser.vit_explorer.DigitExplorer.press": lambda: (vit_explorer.DigitExplorer(
+        DIGIT_VIT, DIGIT_LINEAR, DIGITS).press, dict(n=3)),
 }
-EXEMPT: dict[str, str] = {}
+EXEMPT: dict[str, str] = {
+    # as validation's checks: they report the name they are given; swept through every caller above
+    "browser.vit_explorer.check_image": "a check that reports the name it is given; swept through read_digit",
+    "browser.vit_explorer.check_linear": "a check that reports the name it is given; swept through read_digit",
+}

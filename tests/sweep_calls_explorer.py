@@ -9,7 +9,7 @@ import torch
 from transformer_lib import capture, decoding, decoding_steps, models
 from transformer_lib.browser import live, model_explorer
 from transformer_lib.config import TransformerConfig
-from transformer_lib.figures import activations, architecture
+from transformer_lib.figures import activations, architecture, positions
 from transformer_lib.figures import decoding_steps as step_figures
 from transformer_lib.tokenization import Vocab
 from transformer_lib.vocabulary import SpecialIds
@@ -38,6 +38,7 @@ CALLS: dict = {
     "capture.capture_activations": lambda: (capture.capture_activations, dict(
         model=MODEL, translation=TRANSLATION, src_vocab=VOCAB, tgt_vocab=VOCAB)),
     "browser.live.message": lambda: (live.message, dict(text="a note", level="warning")),
+    "figures.positions.positions_note": lambda: (positions.positions_note, dict(positions=(3, 3))),
     "browser.live.sentence_case": lambda: (live.sentence_case, dict(text="expected a word")),
     "figures.activations.stage_of": lambda: (activations.stage_of, dict(name=WEIGHTS)),
     "figures.activations.token_path": lambda: (activations.token_path, dict(names=list(NAMES), side="target")),

@@ -71,8 +71,9 @@ READY_JS = """([state, expected]) => {
 # maps are a canvas, heatmap-canvas.js, counted apart; with the replay, its training curve), the positional
 # explorer one, the stepper its candidates
 # and the cross-attention row, the language-model explorer its bars and its maps; the whole-model explorer
-# none on arrival (its figure is SVG; its panel is drawn on the first click, which fetches the model).
-LIVE_FIGURES = {"attention": 0, "positional": 1, "stepper": 2, "lm": 2, "model": 0}
+# none on arrival (its figure is SVG; its panel is drawn on the first click, which fetches the model); the
+# digits explorer none (its grid, attention and probabilities are HTML tables).
+LIVE_FIGURES = {"attention": 0, "positional": 1, "stepper": 2, "lm": 2, "model": 0, "vit": 0}
 LIVE_HEATMAPS = {"attention": 1}  # the canvas maps (.tc-heatmaps) an explorer draws on arrival
 # The build gives each explorer an id, the target of the page's skip links, and the name the links call it by
 # (book/_ext/reader_view.py)

@@ -170,10 +170,10 @@ def _run_time_nodes(source: str) -> list[ast.AST]:
 
 
 def test_only_the_explorers_import_ipywidgets() -> None:
-    """The README's promise: four modules import ipywidgets when run (browser.live, their base, names its
+    """The README's promise: five modules import ipywidgets when run (browser.live, their base, names its
     types for type checkers only)."""
     widget_modules = {f"{PACKAGE}.browser.explorers", f"{PACKAGE}.browser.lm_explorer", f"{PACKAGE}.browser.stepper",
-                      f"{PACKAGE}.browser.model_explorer"}
+                      f"{PACKAGE}.browser.model_explorer", f"{PACKAGE}.browser.vit_explorer"}
     for name, path in module_files().items():
         nodes = _run_time_nodes(path.read_text())
         imports = {alias.name.split(".")[0] for node in nodes if isinstance(node, ast.Import) for alias in node.names}

@@ -292,5 +292,6 @@ def test_the_maps_text_is_whole_and_apart_at_a_desktops_and_a_phones_width(check
     assert not any(crowded.values()), crowded
     assert drawn["title"].startswith("encoder self-attention, layer 2")
     assert name.startswith("Plot: encoder self-attention, layer 2")
-    assert drawn["labels"].count("key") == drawn["labels"].count("query") == len(drawn["heatmaps"]) == 4
+    assert drawn["labels"].count("source token (key)") == drawn["labels"].count("source token (query)") \
+        == len(drawn["heatmaps"]) == 4  # each panel names its axes by side (issue 53)
     _check_figure(drawn, *_expected(checkpoint, sentence, "encoder_self", 1))

@@ -111,6 +111,14 @@ def check_probability(name: str, value: object) -> float:
     return float(value)
 
 
+def check_fraction(name: str, value: object, what: str = "a number") -> float:
+    """A number in [0, 1], both ends included (a pixel's ink, a share)."""
+    number = check_number(name, value)
+    if not 0.0 <= number <= 1.0:
+        raise ValueError(f"{name}: expected {what} in [0, 1], got {value}")
+    return number
+
+
 def check_probability_mass(name: str, value: object) -> float:
     """A share of the probability in (0, 1]: top-p sampling's nucleus (1 keeps every token)."""
     number = check_number(name, value)

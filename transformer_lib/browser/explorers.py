@@ -6,7 +6,7 @@ translation path of the library) and draws any attention map behind it;
 sliders move. In the built book, where no kernel runs, the saved widget state draws the
 controls and the last figure. Like every explorer, both are ``live.LiveExplorer``s; the sentence
 helpers here (``read_sentence``, ``typed_sentence_notes``) serve ``stepper`` and ``model_explorer``
-too. This module, ``stepper``, ``lm_explorer`` and ``model_explorer`` are the only modules of the
+too. This module, ``stepper``, ``lm_explorer``, ``model_explorer`` and ``vit_explorer`` are the only modules of the
 library that import ipywidgets; this one only when an explorer is made: importing ipywidgets takes
 a second on one CPU, and a chapter's first cell imports this module long before its explorer appears.
 """

@@ -22,7 +22,7 @@ from torch import Tensor, nn
 
 from ..capture import keep_attention_weights
 from ..html_embed import PAGE_DECIMALS
-from ..validation import check_choice, check_instance, check_int
+from ..validation import check_choice, check_fraction, check_instance, check_int
 from ..validation_tensors import check_finite, check_tensor
 from ..vision import DIGIT_SIZE, N_DIGITS, DigitSplit, VisionTransformer
 from .live import LiveExplorer
@@ -34,6 +34,7 @@ N_SHOWN = 10  # test digits in the menu: the first of each label
 
 def next_level(value: float) -> float:
     """The ink after one press on a cell holding ``value``: the next level above it, after full blank again."""
+    value = check_fraction("value", value, "ink")
     above = [level for level in LEVELS if level > value + 1e-9]
     return above[0] if above else LEVELS[0]
 
@@ -92,7 +93,7 @@ def digit_state(vit: VisionTransformer, linear: nn.Module, digits: DigitSplit, i
         tensors[name] = {"offset": len(values), "shape": list(tensor.shape)}
         values += _rounded(tensor)
     menu = digit_menu(digits)
-    start = menu[first_test_image(menu)]["pixels"] if image is None else _rounded(check_image(image))
+    start = menu[_first_test_image(menu)]["pixels"] if image is None else _rounded(check_image(image))
     return {
         "model": {"config": {"d_model": config.d_model, "n_heads": config.n_heads,
                              "n_encoder_layers": config.n_encoder_layers, "d_ff": config.d_ff,
@@ -116,12 +117,12 @@ def digit_menu(digits: DigitSplit) -> list[dict]:
     return menu[:N_SHOWN]
 
 
-def first_test_image(menu: list[dict]) -> int:
+def _first_test_image(menu: list[dict]) -> int:
     """The place in the menu of the first test image (the first of its label, so always in the menu)."""
     return min(range(len(menu)), key=lambda n: menu[n]["index"])
 
 
-def reading_html(reading: dict, head: str | int = "all") -> str:
+def _reading_html(reading: dict, head: str | int = "all") -> str:
     """What the explorer shows of a :func:`read_digit` result, as the page's script shows it: the two
     models' answers and probabilities as a table of numbers with bars, and the class token's attention
     (its last layer; ``head``: "all", averaged as the chapter's figure, or a head's index) as a 4 x 4
@@ -159,7 +160,7 @@ class DigitExplorer(LiveExplorer):
         check_instance("vit", vit, VisionTransformer, "a vision.VisionTransformer")
         self.vit, self.linear, self.digits = vit.eval(), check_linear(linear).eval(), digits
         self.menu = digit_menu(digits)
-        first = first_test_image(self.menu)  # the digit of the chapter's figure
+        first = _first_test_image(self.menu)  # the digit of the chapter's figure
         self.image = torch.tensor(self.menu[first]["pixels"]).reshape(DIGIT_SIZE, DIGIT_SIZE)
         self.reading: dict | None = None
         self.start = widgets.Dropdown(
@@ -211,4 +212,4 @@ class DigitExplorer(LiveExplorer):
 
     def draw(self) -> None:
         if self.reading is not None:
-            self.result.value = reading_html(self.reading, self.head.value)
+            self.result.value = _reading_html(self.reading, self.head.value)

@@ -114,8 +114,7 @@ def attention_figure(
             fig.add_trace(_heatmap(weights[h], queries, keys, name=f"head {h + 1}"),
                           row=h // cols + 1, col=h % cols + 1)
         axes = _token_axes(queries, keys)
-        # each panel's axes say which side's tokens they are, as one head's do (not "key" and "query" only)
-        fig.update_xaxes(**axes["xaxis"], title_text=x_title)
+        fig.update_xaxes(**axes["xaxis"], title_text=x_title)  # each panel's axes say which side, as one head's
         fig.update_yaxes(**axes["yaxis"], title_text=y_title)
         fig.update_layout(title=dict(text=f"{title}, all {n_heads} heads"), height=330 * rows + 80)
     else:

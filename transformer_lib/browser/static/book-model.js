@@ -16,9 +16,8 @@
  *   attention maps    capture.capture_translation: the decoder inputs <sos> + output that produced a
  *                     token (a translation cut at its limit never read its last token: no row for it)
  * The encoder (Core.encodeRows) also runs chapter 9's Vision Transformer (vit-explorer.js), on rows it embeds.
- * The weights (book-model.bin, float32) and everything else (book-model.json) are written by
- * transformer_lib.browser.model at book build time, and fetched the first time they are needed; so is
- * each snapshot of the replay (book-model-step{N}.bin, int8 rows: modelAt(step), translate(text, {step})).
+ * The weights (book-model.bin, float32) and the rest (book-model.json), written by transformer_lib.browser.model
+ * at build time, are fetched when first needed; so is each snapshot of the replay (book-model-step{N}.bin).
  * The reader's text (words, normalize, checkText) and the messages of the page's theme
  * (transformer_lib.browser.theme) come from book-text.js (window.bookText), loaded just before.
  * Outside a page (Node, in the tests) there is no document: the model runs from bookModel.Model.
@@ -232,9 +231,8 @@
       const values = inputs.map((x) => this.project(attnPrefix, "w_v", x));
       const rows = inputs.map((x) => this.attendRow(attnPrefix, this.project(attnPrefix, "w_q", x), keys, values));
       for (let head = 0; head < this.config.n_heads; head++) layerWeights.push(rows.map((r) => Array.from(r.weights[head])));
-      return xs.map((x, i) => this.config.norm_first
-        ? add(x, rows[i].output)
-        : this.norm(`${residualPrefix}.norm`, add(x, rows[i].output)));
+      const post = (x) => (this.config.norm_first ? x : this.norm(`${residualPrefix}.norm`, x)); // LayerNorm(x + f(x))
+      return xs.map((x, i) => post(add(x, rows[i].output)));
     }
 
     logits(x, prefix) { // the output projection (generator / lm_head): (d_model) -> (vocab)
