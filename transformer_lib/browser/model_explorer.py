@@ -116,12 +116,14 @@ class ModelExplorer(LiveExplorer):
 
     def page_html(self) -> str:
         # the page computes the same blocks itself; its figure starts with this sentence's shapes
-        lengths = (len(self.found.src_tokens), len(self.found.tgt_tokens)) if self.found else (7, 8)
         return live_explorer_html("model", sentence=self.sentence.value, n_heads=self.model.config.n_heads,
                                   paths=block_paths(self.model), stages=STAGE_TITLES, prompt=PANEL_PROMPT,
                                   colors={"bar": BAR_COLOR, "highlight": HIGHLIGHT, "head_lines": HEAD_LINES},
-                                  svg=architecture_svg(architecture_blocks(self.model, *lengths), title=TITLE,
-                                                       explorer=True))
+                                  svg=explorer_svg(self.model, "", *self._lengths()))
+
+    def _lengths(self) -> tuple[int, ...]:
+        """The sentence's source and target lengths, the figure's shapes (none read yet: explorer_svg's)."""
+        return (len(self.found.src_tokens), len(self.found.tgt_tokens)) if self.found else ()
 
     def _refused(self) -> None:
         self.messages.value += stale_note(self.panel)  # the last good sentence's panel stays
@@ -172,4 +174,4 @@ class ModelExplorer(LiveExplorer):
         self.next.disabled = names.index(name) == len(names) - 1
         show_in(self.panel, activation_panel(self.found.blocks, self.found.src_tokens, self.found.tgt_tokens,
                                               name, side, position, self.head.value))
-        self.figure.value = explorer_svg(self.model, name, len(self.found.src_tokens), len(self.found.tgt_tokens))
+        self.figure.value = explorer_svg(self.model, name, *self._lengths())

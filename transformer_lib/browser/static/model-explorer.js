@@ -147,13 +147,13 @@
     let busy = 0;
     let plotted = false;
     const path = () => state.paths[token.value.split(":")[0]];
-    const lastOf = {}; // each side's token chosen last: a box of the other column goes back to it
+    let lastOf = {}; // each side's token chosen last: a box of the other column goes back to it
 
     function setResult(r) {
       result = r;
       markStale(messages, [panel], false);
       setShapes(figure, r.src_tokens.length, r.decoder_tokens.length);
-      for (const side of Object.keys(lastOf)) delete lastOf[side]; // a new sentence: its own tokens
+      lastOf = {}; // a new sentence: its own tokens
       output.innerHTML = `<b>Model output:</b> ${escapeHtml(r.text) || "(nothing)"}`;
       messages.textContent = "";
       for (const n of r.notes || []) messages.appendChild(el("div", { class: "tc-message tc-warning", text: n }));
