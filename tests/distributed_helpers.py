@@ -7,7 +7,8 @@ it runs the command with the library's ``training_step`` replaced, on rank 1 onl
 raises (``raise``), raises and then takes long to end (``linger``: as a loaded machine can make a
 process's teardown slow, so that the others' failures reach the launcher first and it stops this
 one), or kills its own process (``kill``, as an out-of-memory killer would) at the given step
-(counted from the start of this launch).
+(counted from the start of this launch); ``kill_busy`` as ``kill`` while rank 0 is busy outside any
+collective at that step, so that the launcher stops it with SIGTERM before it can notice the loss.
 """
 
 import gc
@@ -43,8 +44,10 @@ def _faulty_run(kind: str, at_step: int, argv: list[str]) -> int:
 
     def step(*args, **kwargs):
         calls.append(1)
+        if kind == "kill_busy" and os.environ["RANK"] == "0" and len(calls) == at_step:
+            time.sleep(600)  # busy outside any collective: only the launcher's SIGTERM ends it
         if os.environ["RANK"] == "1" and len(calls) == at_step:
-            if kind == "kill":
+            if kind in ("kill", "kill_busy"):
                 os.kill(os.getpid(), signal.SIGKILL)
             raise RuntimeError(f"injected failure at step {at_step}")
         return real_step(*args, **kwargs)
@@ -54,10 +57,14 @@ def _faulty_run(kind: str, at_step: int, argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    from transformer_lib.train.stops import exit_with
+
     kind, at_step, separator, *command = sys.argv[1:]
-    assert kind in ("raise", "linger", "kill") and separator == "--"
+    assert kind in ("raise", "linger", "kill", "kill_busy") and separator == "--"
     try:
-        sys.exit(_faulty_run(kind, int(at_step), command))
+        # as the command's own __main__: a rank the launcher stopped dies of SIGTERM, once it has said where
+        # it stopped (a plain exit would be status 143, which the launcher would name as a cause)
+        exit_with(_faulty_run(kind, int(at_step), command))
     except RuntimeError as error:
         if kind != "linger":
             raise

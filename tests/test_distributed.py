@@ -333,18 +333,21 @@ RAISED = "failed: RuntimeError: injected failure at step 1"
 
 
 @pytest.mark.parametrize("kind, how", [("raise", RAISED), ("linger", RAISED),
-                                       ("kill", "was stopped by signal SIGKILL")])
+                                       ("kill", "was stopped by signal SIGKILL"),
+                                       ("kill_busy", "was stopped by signal SIGKILL")])
 def test_through_the_launcher_a_crash_is_exit_1_and_a_line_naming_the_rank(kind, how, tmp_path):
     """Rank 1 fails at its first step; rank 0 then fails in its collective, or is stopped. The
     launcher names every rank that failed, earliest first, in its one last line; no torchrun summary.
     A rank that raised is named for its error even when the launcher had to stop it as it ended
-    (``linger``): on a loaded machine its teardown can end after its peer's failure reached the launcher."""
+    (``linger``): on a loaded machine its teardown can end after its peer's failure reached the launcher.
+    A rank the launcher stopped is not named, whether it noticed the loss first or was stopped busy
+    (``kill_busy``: it says where it stopped and dies of SIGTERM, as the command does)."""
     launch = _launch_script("tests/distributed_helpers.py", kind, "1", "--", *EXACT, "--out", str(tmp_path))
     assert launch.returncode == 1, launch.stderr
     last = launch.stderr.strip().splitlines()[-1]
     assert last.startswith("python -m transformer_lib.train.launch: error: ") and f"rank 1 {how}" in last, last
     assert last.endswith("; any other process was stopped (the errors are above)")
-    assert ("rank 1 failed: RuntimeError: injected failure at step 1" in launch.stderr) == (kind != "kill")
+    assert ("rank 1 failed: RuntimeError: injected failure at step 1" in launch.stderr) == (kind in ("raise", "linger"))
     assert "rank 0" not in last  # it stopped because rank 1 ended first: not a cause
     assert "Root Cause" not in launch.stderr and "ChildFailedError" not in launch.stderr
 
