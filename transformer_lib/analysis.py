@@ -366,14 +366,10 @@ def head_statistics(maps: AttentionMaps, index: int | None = 0) -> list[dict[str
 
     Padding is not removed: pass unpadded sentences (a batch of sentences of one length).
     """
-    check_instance("maps", maps, AttentionMaps, "transformer_lib.capture.AttentionMaps")
-    if index is not None:
-        check_int("index", index, minimum=0)
+    _check_maps_row(maps, index)
     per_row: list[list[dict[str, object]]] = []  # per batch row, its dicts in (kind, layer, head) order
     for kind in ("encoder_self", "decoder_self", "cross"):
         for layer, weights in enumerate(getattr(maps, kind)):  # (B, h, T_q, T_k)
-            if index is not None and not 0 <= index < weights.shape[0]:
-                raise ValueError(f"index: expected a batch row in [0, {weights.shape[0]}), got {index}")
             selected = weights if index is None else weights[index:index + 1]
             n_q, n_k = weights.shape[-2:]
             visible = causal_mask(n_q, n_k) if kind == "decoder_self" else torch.ones(n_q, n_k, dtype=torch.bool)
@@ -382,10 +378,20 @@ def head_statistics(maps: AttentionMaps, index: int | None = 0) -> list[dict[str
                     per_row.append([])
                 per_row[b] += [{"attention": kind, "layer": layer + 1, "head": head + 1, **stats}
                                for head, stats in enumerate(heads)]
-    rows = [row for sentence in per_row for row in sentence]
-    if not rows:
+    return [row for sentence in per_row for row in sentence]
+
+
+def _check_maps_row(maps: AttentionMaps, index: int | None) -> None:
+    """``head_statistics``' inputs: captured maps, and a batch row that each of them has (or None)."""
+    check_instance("maps", maps, AttentionMaps, "transformer_lib.capture.AttentionMaps")
+    every = (*maps.encoder_self, *maps.decoder_self, *maps.cross)  # (B, h, T_q, T_k) each
+    if index is not None:
+        check_int("index", index, minimum=0)
+        for weights in every:
+            if index >= weights.shape[0]:
+                raise ValueError(f"index: expected a batch row in [0, {weights.shape[0]}), got {index}")
+    if not any(weights.shape[0] for weights in every):
         raise ValueError("maps: no attention maps to measure")
-    return rows
 
 
 def norm_placement_scales(

@@ -47,12 +47,18 @@ def causal_mask(n_queries: int, n_keys: int | None = None, device: torch.device 
     With more keys than queries (a key/value cache holds the past), the queries are
     the last ``n_queries`` positions: query i sits at position i + n_keys - n_queries.
     """
+    n_keys = _check_key_count(n_queries, n_keys)
+    offset = n_keys - n_queries
+    return torch.ones(n_queries, n_keys, dtype=torch.bool, device=device).tril(diagonal=offset)
+
+
+def _check_key_count(n_queries: int, n_keys: int | None) -> int:
+    """``causal_mask``'s sizes: the number of keys (``n_queries`` when None), at least ``n_queries``."""
     check_positive_int("n_queries", n_queries)
     n_keys = n_queries if n_keys is None else check_positive_int("n_keys", n_keys)
     if n_keys < n_queries:
         raise ValueError(f"n_keys: expected at least n_queries={n_queries} keys, got {n_keys}")
-    offset = n_keys - n_queries
-    return torch.ones(n_queries, n_keys, dtype=torch.bool, device=device).tril(diagonal=offset)
+    return n_keys
 
 
 def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
@@ -61,10 +67,15 @@ def padding_mask(ids: Tensor, pad_id: int) -> Tensor:
     The two singleton dimensions broadcast over heads and queries: no query may
     attend to a padding key.
     """
+    _check_ids_and_pad(ids, pad_id)
+    return (ids != pad_id)[:, None, None, :]
+
+
+def _check_ids_and_pad(ids: Tensor, pad_id: int) -> None:
+    """``padding_mask``'s inputs: (batch, seq_len) integer ids, and a padding id."""
     check_ndim("ids", ids, 2, "(batch, seq_len)")
     check_id_dtype("ids", ids)
     check_special_id("pad_id", pad_id)
-    return (ids != pad_id)[:, None, None, :]
 
 
 def combine_masks(*masks: Tensor | None) -> Tensor | None:
@@ -129,11 +140,20 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
     A query row with every key masked gets all-zero weights (a softmax over only -inf is NaN).
     Both attention scores, dot-product and additive, become weights here.
     """
+    mask = _check_scores_mask(scores, mask)  # None, or broadcasting to the scores (B, h, T_q, T_k)
+    if mask is None:
+        return scores.softmax(dim=-1)
+    scores = scores.masked_fill(~mask, float("-inf"))
+    return scores.softmax(dim=-1).masked_fill(_attends_to_nothing(mask), 0.0)
+
+
+def _check_scores_mask(scores: Tensor, mask: Tensor | None) -> Tensor | None:
+    """The inputs of ``masked_softmax``; the mask with a heads dimension if it had none."""
     check_tensor("scores", scores)
     if not scores.is_floating_point() or scores.dim() == 0:
         raise TypeError(f"scores: expected a floating-point tensor (..., keys), got dtype {scores.dtype}")
     if mask is None:
-        return scores.softmax(dim=-1)
+        return None
     check_tensor("mask", mask)
     if mask.dtype != torch.bool:
         raise TypeError(f"mask: expected a boolean mask (True = may attend), got dtype {mask.dtype}")
@@ -142,12 +162,19 @@ def masked_softmax(scores: Tensor, mask: Tensor | None = None) -> Tensor:
     if not shapes_broadcast(mask.shape, scores.shape):
         raise ValueError(f"mask: shape {tuple(mask.shape)} does not broadcast to the scores' "
                          f"{tuple(scores.shape)}")
-    scores = scores.masked_fill(~mask, float("-inf"))
-    return scores.softmax(dim=-1).masked_fill(_attends_to_nothing(mask), 0.0)
+    return mask
 
 
 def attention_weights(query: Tensor, key: Tensor, mask: Tensor | None = None) -> Tensor:
     """softmax(Q K^T / sqrt(d_k)), with masked positions set to -inf before the softmax."""
+    _check_query_key(query, key)
+    d_k = query.shape[-1]
+    scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (B, h, T_q, T_k)
+    return masked_softmax(scores, mask)
+
+
+def _check_query_key(query: Tensor, key: Tensor) -> None:
+    """The inputs of ``attention_weights``: floating point, of one dtype and one d_k >= 1."""
     for name, x in (("query", query), ("key", key)):
         check_tensor(name, x)
         if x.dim() < 2 or not x.is_floating_point():
@@ -157,9 +184,6 @@ def attention_weights(query: Tensor, key: Tensor, mask: Tensor | None = None) ->
         raise TypeError(f"key: expected dtype {query.dtype} like query, got {key.dtype}")
     if key.shape[-1] != query.shape[-1] or query.shape[-1] == 0:
         raise ValueError(f"key: expected the same d_k >= 1 as query ({query.shape[-1]}), got shape {tuple(key.shape)}")
-    d_k = query.shape[-1]
-    scores = query @ key.transpose(-2, -1) / math.sqrt(d_k)  # (B, h, T_q, T_k)
-    return masked_softmax(scores, mask)
 
 
 def scaled_dot_product_attention(
@@ -178,13 +202,7 @@ def scaled_dot_product_attention(
     without materialising the weights. A fully masked query row gives zero weights and a
     zero output on both paths.
     """
-    _check_qkv(query, key, value)
-    check_probability("dropout_p", dropout_p)
-    check_bool("need_weights", need_weights)
-    batch, heads, n_queries, _ = query.shape
-    check_mask("mask", mask, (batch, heads, n_queries, key.shape[2]))
-    if mask is not None and mask.dim() == 3:
-        mask = mask[:, None]  # (B, 1, T_q, T_k)
+    mask = _check_attention_inputs(query, key, value, mask, dropout_p, need_weights)  # (B, 1 or h, T_q, T_k)
 
     # fast path: one fused kernel, same result (not under torch.func.vmap, which has no batching rule for it
     # on the CPU and would loop over the map in Python)
@@ -203,6 +221,17 @@ def scaled_dot_product_attention(
     if dropout_p > 0.0:
         weights = F.dropout(weights, p=dropout_p)
     return weights @ value, weights  # (B, h, T_q, d_v)
+
+
+def _check_attention_inputs(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None, dropout_p: float,
+                            need_weights: bool) -> Tensor | None:
+    """The inputs of ``scaled_dot_product_attention``; the mask with a heads dimension if it had none."""
+    _check_qkv(query, key, value)
+    check_probability("dropout_p", dropout_p)
+    check_bool("need_weights", need_weights)
+    batch, heads, n_queries, _ = query.shape
+    check_mask("mask", mask, (batch, heads, n_queries, key.shape[2]))
+    return mask[:, None] if mask is not None and mask.dim() == 3 else mask
 
 
 class AdditiveAttention(nn.Module):

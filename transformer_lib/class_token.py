@@ -39,8 +39,7 @@ class ClassTokenClassifier(nn.Module):
 
     def __init__(self, config: TransformerConfig, n_classes: int, positions: bool = True) -> None:
         super().__init__()
-        check_instance("config", config, TransformerConfig, "a TransformerConfig")
-        check_positive_int("n_classes", n_classes)
+        _check_classifier(config, n_classes)
         self.config = config
         self.encoder = EncoderOnlyTransformer(config.replace(positional="learned")).encoder  # the library's stack
         self.cls = nn.Parameter(torch.randn(1, 1, config.d_model) * 0.02)
@@ -52,24 +51,37 @@ class ClassTokenClassifier(nn.Module):
     def encode(self, x: Tensor, real: Tensor | None = None) -> Tensor:
         """(B, T, d_model) -> (B, 1 + T, d_model): the class token's output first, then each input's.
         ``real`` (B, T) bool marks the inputs that are not padding (None: all are)."""
-        check_features("x", check_tensor("x", x), self.config.d_model, dtype=module_dtype(self.cls))
-        if x.shape[1] > self.config.max_len:
-            raise ValueError(f"x: expected at most config.max_len = {self.config.max_len} inputs, got {x.shape[1]}")
+        _check_class_token_inputs(self, x, real)
         x = torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1)  # (B, 1 + T, d_model)
         if self.position is not None:
             x = x + self.position[:, : x.shape[1]]
         mask = None
         if real is not None:
-            check_tensor("real", real)
-            if real.dtype != torch.bool or tuple(real.shape) != (x.shape[0], x.shape[1] - 1):
-                raise ValueError(f"real: expected a bool tensor of shape {(x.shape[0], x.shape[1] - 1)}, "
-                                 f"got {real.dtype} {tuple(real.shape)}")
             keep = torch.cat([torch.ones_like(real[:, :1]), real], dim=1).long()  # the class token is real
             mask = padding_mask(keep, 0)  # (B, 1, 1, 1 + T)
         return self.encoder(x, mask)
 
     def forward(self, x: Tensor, real: Tensor | None = None) -> Tensor:
         return self.head(self.encode(x, real)[:, 0])  # (B, n_classes)
+
+
+
+def _check_classifier(config: TransformerConfig, n_classes: int) -> None:
+    """``ClassTokenClassifier``'s settings: a config, and a positive number of classes."""
+    check_instance("config", config, TransformerConfig, "a TransformerConfig")
+    check_positive_int("n_classes", n_classes)
+
+
+def _check_class_token_inputs(model: ClassTokenClassifier, x: Tensor, real: Tensor | None) -> None:
+    """``ClassTokenClassifier.encode``'s inputs: at most ``config.max_len`` vectors, and which of them are real."""
+    check_features("x", check_tensor("x", x), model.config.d_model, dtype=module_dtype(model.cls))
+    if x.shape[1] > model.config.max_len:
+        raise ValueError(f"x: expected at most config.max_len = {model.config.max_len} inputs, got {x.shape[1]}")
+    if real is not None:
+        check_tensor("real", real)
+        if real.dtype != torch.bool or tuple(real.shape) != tuple(x.shape[:2]):
+            raise ValueError(f"real: expected a bool tensor of shape {tuple(x.shape[:2])}, "
+                             f"got {real.dtype} {tuple(real.shape)}")
 
 
 def fit_classifier(model: nn.Module, inputs: Tensor, labels: Tensor, *, steps: int, batch_size: int = 64,

@@ -24,8 +24,7 @@ class TokenEmbedding(nn.Module):
 
     def __init__(self, vocab_size: int, d_model: int, scale: bool = True) -> None:
         super().__init__()
-        self.vocab_size = check_positive_int("vocab_size", vocab_size)
-        self.d_model = check_positive_int("d_model", d_model)
+        self.vocab_size, self.d_model = _check_sizes(vocab_size, d_model)
         self.scale = math.sqrt(d_model) if check_bool("scale", scale) else 1.0
         self.embedding = nn.Embedding(vocab_size, d_model)
 
@@ -36,3 +35,8 @@ class TokenEmbedding(nn.Module):
     def forward(self, ids: Tensor) -> Tensor:
         check_token_ids("ids", ids, self.vocab_size)
         return self.embedding(ids) * self.scale  # (B, T, d_model)
+
+
+def _check_sizes(vocab_size: int, d_model: int) -> tuple[int, int]:
+    """``TokenEmbedding``'s sizes: a vocabulary of at least one token, vectors of at least one number."""
+    return check_positive_int("vocab_size", vocab_size), check_positive_int("d_model", d_model)

@@ -19,9 +19,7 @@ from .validation_tensors import check_vectors, module_dtype
 class PositionwiseFeedForward(nn.Module):
     def __init__(self, d_model: int, d_ff: int, activation: str = "relu") -> None:
         super().__init__()
-        self.d_model = check_positive_int("d_model", d_model)
-        check_positive_int("d_ff", d_ff)
-        check_choice("activation", activation, list(ACTIVATIONS))
+        self.d_model = _check_sizes(d_model, d_ff, activation)
         self.linear1 = nn.Linear(d_model, d_ff)  # W_1, b_1
         self.activation = ACTIVATIONS[activation]()
         self.linear2 = nn.Linear(d_ff, d_model)  # W_2, b_2
@@ -29,3 +27,11 @@ class PositionwiseFeedForward(nn.Module):
     def forward(self, x: Tensor) -> Tensor:
         check_vectors("x", x, self.d_model, module_dtype(self.linear1.weight))
         return self.linear2(self.activation(self.linear1(x)))  # (B, T, d_model)
+
+
+def _check_sizes(d_model: int, d_ff: int, activation: str) -> int:
+    """``PositionwiseFeedForward``'s settings: two positive widths and a known activation; ``d_model``."""
+    check_positive_int("d_model", d_model)
+    check_positive_int("d_ff", d_ff)
+    check_choice("activation", activation, list(ACTIVATIONS))
+    return d_model

@@ -79,9 +79,14 @@ def label_smoothed_cross_entropy(
     loss = nll if smoothing == 0 else (1.0 - smoothing) * nll + smoothing * uniform
     keep = torch.ones_like(target, dtype=torch.bool) if pad_id is None else target != pad_id
     total = loss.masked_fill(~keep, 0.0).sum()  # not loss * keep: inf * 0 at a padding position is NaN
-    if torch.isnan(total):  # one number to test: NaN anywhere that counts makes the total NaN
-        raise ValueError("logits: expected finite values or -inf (never a whole row of -inf) at the positions "
-                         "that count, got NaN or +inf there: the loss would be NaN")
+    _check_not_nan(total)  # one number to test: NaN anywhere that counts makes the total NaN
     if reduction == "sum":
         return total
     return total / keep.sum().clamp(min=1)
+
+
+def _check_not_nan(total: Tensor) -> None:
+    """The loss's sum over the positions that count: NaN only if ``logits`` held NaN or +inf there."""
+    if torch.isnan(total):
+        raise ValueError("logits: expected finite values or -inf (never a whole row of -inf) at the positions "
+                         "that count, got NaN or +inf there: the loss would be NaN")

@@ -129,12 +129,19 @@ def _row_totals(table: Counter) -> Counter:
     return totals
 
 
-def _words(name: str, words: Sequence[str]) -> list[str]:
-    """A non-empty list of words: a choice needs a previous word, and forms to choose from."""
+def _words(name: str, words: Sequence[str], max_len: int | None = None) -> list[str]:
+    """A non-empty list of words (at most ``max_len``): a choice needs a previous word, and forms to choose from."""
     words = check_token_list(name, words, "word")
     if not words:
         raise ValueError(f"{name}: expected at least one word, got none")
+    if max_len is not None and len(words) > max_len:
+        raise ValueError(f"{name}: expected at most max_len = {max_len} words, got {len(words)}")
     return words
+
+
+def _check_hand_set(sharpness: float, max_len: int) -> tuple[float, int]:
+    """``HandSetAgreement``'s settings: a positive sharpness, a positive longest prefix."""
+    return check_number("sharpness", sharpness, positive=True), check_positive_int("max_len", max_len)
 
 
 def bigram_choice(table: Counter, prefix: Sequence[str], forms: Sequence[str]) -> int:
@@ -165,8 +172,7 @@ class HandSetAgreement(nn.Module):
 
     def __init__(self, sharpness: float = 40.0, max_len: int = 64) -> None:
         super().__init__()
-        sharpness = check_number("sharpness", sharpness, positive=True)
-        check_positive_int("max_len", max_len)
+        sharpness, max_len = _check_hand_set(sharpness, max_len)
         x_size = 5  # is_noun, feminine, plural, position, constant 1
         self.w_q = torch.zeros(x_size, 2)
         self.w_q[4] = torch.tensor([sharpness, sharpness / (max_len + 1)])  # asks: "noun? early?"
@@ -186,9 +192,7 @@ class HandSetAgreement(nn.Module):
         self.last_weights: Tensor | None = None
 
     def features(self, prefix: Sequence[str]) -> Tensor:
-        words = _words("prefix", prefix)
-        if len(words) > self.max_len:
-            raise ValueError(f"prefix: expected at most max_len = {self.max_len} words, got {len(words)}")
+        words = _words("prefix", prefix, self.max_len)
         rows = [[float(w in NOUN_FEATURES), *NOUN_FEATURES.get(w, (0.0, 0.0)), float(i), 1.0]
                 for i, w in enumerate(words)]
         return torch.tensor(rows)  # (T, 5)

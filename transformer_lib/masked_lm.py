@@ -81,13 +81,7 @@ def mask_tokens(ids: Tensor, vocab: Vocab, rate: float = BERT_MASK_RATE, generat
 def train_masked_lm(model: EncoderOnlyTransformer, ids: Tensor, vocab: Vocab, *, steps: int,
                     batch_size: int = 64, lr: float = 2e-3, rate: float = BERT_MASK_RATE, seed: int = 0) -> list[float]:
     """Adam on the masked-word cross-entropy, fresh masks for every batch; returns the losses."""
-    check_instance("model", model, EncoderOnlyTransformer, "an EncoderOnlyTransformer")
-    if model.config.src_vocab_size != mask_id(vocab) + 1:
-        raise ValueError(f"model: expected config.src_vocab_size = len(vocab) + 1 = {mask_id(vocab) + 1} "
-                         f"(the vocabulary and <mask>), got {model.config.src_vocab_size}")
-    check_token_ids("ids", ids, mask_id(vocab), "vocab")
-    check_probability("rate", rate)
-    check_positive_int("batch_size", batch_size)
+    _check_masked_lm(model, ids, vocab, rate, batch_size)
     generator = torch.Generator().manual_seed(check_int("seed", seed))
 
     def batch_loss() -> Tensor:
@@ -97,6 +91,17 @@ def train_masked_lm(model: EncoderOnlyTransformer, ids: Tensor, vocab: Vocab, *,
         return nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten(), ignore_index=IGNORE)
 
     return adam_steps(model, batch_loss, steps=steps, lr=lr)
+
+
+def _check_masked_lm(model: object, ids: Tensor, vocab: Vocab, rate: float, batch_size: int) -> None:
+    """The inputs of ``train_masked_lm``: a model whose vocabulary is ``vocab``'s and <mask>."""
+    check_instance("model", model, EncoderOnlyTransformer, "an EncoderOnlyTransformer")
+    if model.config.src_vocab_size != mask_id(vocab) + 1:
+        raise ValueError(f"model: expected config.src_vocab_size = len(vocab) + 1 = {mask_id(vocab) + 1} "
+                         f"(the vocabulary and <mask>), got {model.config.src_vocab_size}")
+    check_token_ids("ids", ids, mask_id(vocab), "vocab")
+    check_probability("rate", rate)
+    check_positive_int("batch_size", batch_size)
 
 
 def _best_word(logits: Tensor, vocab: Vocab) -> str:

@@ -42,8 +42,13 @@ from .validation_tensors import (
 )
 
 
-def _check_config(config: object) -> TransformerConfig:
-    return check_instance("config", config, TransformerConfig, "a TransformerConfig")  # type: ignore[return-value]
+def _check_config(config: object, padded: bool = False) -> TransformerConfig:
+    """A ``TransformerConfig``; ``padded``: one with a padding id (the encoder-decoder needs one)."""
+    check_instance("config", config, TransformerConfig, "a TransformerConfig")
+    if padded and config.pad_id is None:
+        raise ValueError("config: the encoder-decoder Transformer needs a padding id; expected pad_id an int, "
+                         "got None")
+    return config  # type: ignore[return-value]
 
 
 def _real_tokens(ids: Tensor, pad_id: int | None, attention_mask: object = None) -> Tensor:
@@ -148,10 +153,7 @@ class Transformer(nn.Module):
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
-        self.config = _check_config(config)
-        if config.pad_id is None:  # its masks, its loss and its decoders all find padding by its id
-            raise ValueError("config: the encoder-decoder Transformer needs a padding id; expected pad_id an int, "
-                             "got None")
+        self.config = _check_config(config, padded=True)  # its masks, loss and decoders find padding by its id
         self.src_embed = InputEmbedding(config.src_vocab_size, config)
         self.tgt_embed = InputEmbedding(config.tgt_vocab_size, config)
         self.encoder = Encoder(EncoderLayer(**_layer_kwargs(config)), config.n_encoder_layers)
@@ -222,12 +224,16 @@ class Transformer(nn.Module):
     def forward(self, src_ids: Tensor, tgt_ids: Tensor) -> Tensor:
         """(B, S) source ids and (B, T) decoder input ids -> (B, T, tgt_vocab_size) logits."""
         memory = self.encode(src_ids)  # encode and decode check the ids (each once: a check reads them all)
-        check_ndim("tgt_ids", tgt_ids, 2, "(batch, seq_len)")
-        if tgt_ids.shape[0] != src_ids.shape[0]:
-            raise ValueError(
-                f"tgt_ids: expected batch size {src_ids.shape[0]} like src_ids, got shape {tuple(tgt_ids.shape)}"
-            )
+        _check_same_batch(src_ids, tgt_ids)
         return self.generator(self.decode(tgt_ids, memory, src_ids))
+
+
+def _check_same_batch(src_ids: Tensor, tgt_ids: Tensor) -> None:
+    """``Transformer.forward``'s target ids: (batch, seq_len), as many sentences as the source."""
+    check_ndim("tgt_ids", tgt_ids, 2, "(batch, seq_len)")
+    if tgt_ids.shape[0] != src_ids.shape[0]:
+        raise ValueError(f"tgt_ids: expected batch size {src_ids.shape[0]} like src_ids, "
+                         f"got shape {tuple(tgt_ids.shape)}")
 
 
 class DecoderOnlyCache(LayerCaches):
@@ -271,27 +277,34 @@ class DecoderOnlyTransformer(nn.Module):
         token) and where ``attention_mask`` (B, T), as Hugging Face's, holds 0. With a ``cache`` (from
         ``new_cache()``), ``ids`` holds only the tokens not yet seen, and padding stays masked later."""
         check_token_ids("ids", ids, self.config.tgt_vocab_size)
-        real = _real_tokens(ids, self.config.pad_id, attention_mask)  # (B, T)
-        past = 0
-        if cache is not None:
-            if (not isinstance(cache, list) or len(cache) != len(self.blocks.layers)
-                    or not all(isinstance(layer_cache, KVCache) for layer_cache in cache)):
-                raise empty_or_wrong_type(cache)(
-                    f"cache: expected model.new_cache() (a list of {len(self.blocks.layers)} KVCache), "
-                                f"got {type(cache).__name__}")
-            past = len(cache[0])
-            if isinstance(cache, DecoderOnlyCache):
-                if cache.real is not None and cache.real.shape[0] != ids.shape[0]:
-                    raise ValueError(f"ids: expected batch size {cache.real.shape[0]} like the cache, "
-                                     f"got shape {tuple(ids.shape)}")
-                real = real if cache.real is None else torch.cat([cache.real, real], dim=1)  # (B, past + T)
-                cache.real = real
-            elif not bool(real.all()):  # a plain list cannot remember the padding: it would be attended to later
-                raise ValueError("cache: a plain list of KVCache cannot mask the padding in ids; "
-                                 "pass model.new_cache()")
+        real, past = _real_tokens(ids, self.config.pad_id, attention_mask), 0  # (B, T)
+        if cache is not None:  # it holds `past` tokens, and remembers which were real
+            past, real = _remember_padding(cache, real, len(self.blocks.layers))  # real: (B, past + T)
         mask = causal_mask(ids.shape[1], past + ids.shape[1], device=ids.device)
         mask = combine_masks(real[:, None, None, :], mask)  # (B, 1, T, past + T)
         return self.lm_head(self.blocks(self.embed(ids, offset=past), mask, cache))
+
+
+def _remember_padding(cache: list[KVCache], real: Tensor, n_layers: int) -> tuple[int, Tensor]:
+    """``DecoderOnlyTransformer.forward``'s cache (one ``KVCache`` per each of ``n_layers``): how many
+    tokens it holds, and which of those and of the new ones (``real``) are real tokens. A
+    ``DecoderOnlyCache`` remembers the padding it has read; a plain list of ``KVCache`` cannot, so it
+    takes only new tokens without padding."""
+    if (not isinstance(cache, list) or len(cache) != n_layers
+            or not all(isinstance(layer_cache, KVCache) for layer_cache in cache)):
+        raise empty_or_wrong_type(cache)(
+            f"cache: expected model.new_cache() (a list of {n_layers} KVCache), "
+            f"got {type(cache).__name__}")
+    if not isinstance(cache, DecoderOnlyCache):
+        if not bool(real.all()):  # it would attend to the padding later
+            raise ValueError("cache: a plain list of KVCache cannot mask the padding in ids; "
+                             "pass model.new_cache()")
+        return len(cache[0]), real
+    if cache.real is not None and cache.real.shape[0] != real.shape[0]:
+        raise ValueError(f"ids: expected batch size {cache.real.shape[0]} like the cache, "
+                         f"got shape {tuple(real.shape)}")
+    cache.real = real if cache.real is None else torch.cat([cache.real, real], dim=1)  # (B, past + T)
+    return len(cache[0]), cache.real
 
 
 class EncoderOnlyTransformer(nn.Module):

@@ -135,11 +135,15 @@ class MultiHeadAttention(nn.Module):
 
     def merge_heads(self, x: Tensor) -> Tensor:
         """(B, h, T, d_k) -> (B, T, d_model): the Concat of the formula."""
+        self._check_heads(x)
+        batch, _, length, _ = x.shape
+        return x.transpose(1, 2).reshape(batch, length, self.d_model)
+
+    def _check_heads(self, x: Tensor) -> None:
+        """The input of ``merge_heads``: (B, h, T, d_k) with this layer's h and d_k."""
         check_ndim("x", x, 4, "(batch, heads, seq_len, d_k)")
         if x.shape[1] != self.n_heads or x.shape[3] != self.d_k:
             raise ValueError(f"x: expected (batch, {self.n_heads}, seq_len, {self.d_k}), got shape {tuple(x.shape)}")
-        batch, _, length, _ = x.shape
-        return x.transpose(1, 2).reshape(batch, length, self.d_model)
 
     def rotate(self, x: Tensor, offset: int) -> Tensor:
         """Rotary positions (RoPE) on queries or keys (B, h, T, d_k), if this layer has them."""

@@ -29,11 +29,16 @@ PAPER_WARMUP = 4000
 
 def transformer_lr(step: int, d_model: int, warmup: int = PAPER_WARMUP, scale: float = 1.0) -> float:
     """Equation 3 of the paper, times ``scale``: the learning rate of optimiser step ``step`` (from 1)."""
+    _check_schedule(step, d_model, warmup, scale)
+    return scale * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
+
+
+def _check_schedule(step: int, d_model: int, warmup: int, scale: float) -> None:
+    """The inputs of ``transformer_lr``: positive integers, and a positive scale."""
     check_positive_int("step", step)
     check_positive_int("d_model", d_model)
     check_positive_int("warmup", warmup)
     check_number("scale", scale, positive=True)
-    return scale * d_model**-0.5 * min(step**-0.5, step * warmup**-1.5)
 
 
 class PaperAdam(Optimizer):

@@ -32,8 +32,7 @@ def sinusoidal_table(max_len: int, d_model: int, dtype: torch.dtype = torch.floa
 
     Computed in float64 and rounded once to ``dtype``.
     """
-    check_positive_int("max_len", max_len)
-    check_even("d_model", d_model, "an even number (sine and cosine pairs)")
+    _check_table(max_len, d_model)
     position = torch.arange(max_len, dtype=torch.float64)[:, None]  # (max_len, 1)
     angles = position * _frequencies(d_model)  # (max_len, d_model/2)
     table = torch.zeros(max_len, d_model, dtype=torch.float64)
@@ -49,8 +48,7 @@ def relative_position_map(offset: int, d_model: int) -> Tensor:
     which does not depend on pos. This is why the paper hoped the model could
     "easily learn to attend by relative positions".
     """
-    check_int("offset", offset)  # negative offsets are meaningful here: PE(pos - k) from PE(pos)
-    check_even("d_model", d_model, "an even number (sine and cosine pairs)")
+    _check_offset(offset, d_model)  # a negative offset is meaningful here: PE(pos - k) from PE(pos)
     angles = offset * _frequencies(d_model)
     cos, sin = torch.cos(angles), torch.sin(angles)
     m = torch.zeros(d_model, d_model, dtype=torch.float64)
@@ -102,9 +100,8 @@ class LearnedPositionalEmbedding(nn.Module):
         self.embedding = nn.Embedding(max_len, check_positive_int("d_model", d_model))
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
-        check_ndim("x", x, 3, "(batch, seq_len, d_model)")
-        check_vectors("x", x, self.embedding.embedding_dim, dtype=module_dtype(self.embedding.weight))
-        _check_length(x.shape[1], offset, self.max_len)
+        weight = self.embedding.weight  # (max_len, d_model)
+        _check_positioned(x, "(batch, seq_len, d_model)", weight.shape[1], offset, self.max_len, module_dtype(weight))
         positions = torch.arange(offset, offset + x.shape[1], device=x.device)
         return x + self.embedding(positions)
 
@@ -140,14 +137,33 @@ class RotaryEmbedding(nn.Module):
 
     def forward(self, x: Tensor, offset: int = 0) -> Tensor:
         """Rotate x of shape (batch, heads, seq_len, d_head) at positions offset, offset+1, ..."""
-        check_ndim("x", x, 4, "(batch, heads, seq_len, d_head)")
-        check_vectors("x", x, self.d_head)
-        _check_length(x.shape[2], offset, self.max_len)
+        _check_positioned(x, "(batch, heads, seq_len, d_head)", self.d_head, offset, self.max_len)
         cos = self.cos[offset : offset + x.shape[2]].to(x.dtype)  # (T, d_head/2)
         sin = self.sin[offset : offset + x.shape[2]].to(x.dtype)
         even, odd = x[..., 0::2], x[..., 1::2]
         rotated = torch.stack((even * cos - odd * sin, even * sin + odd * cos), dim=-1)
         return rotated.flatten(-2)  # interleave the pairs back: (B, h, T, d_head)
+
+
+def _check_table(max_len: int, d_model: int) -> None:
+    """``sinusoidal_table``'s sizes: positive, and ``d_model`` even (sine and cosine pairs)."""
+    check_positive_int("max_len", max_len)
+    check_even("d_model", d_model, "an even number (sine and cosine pairs)")
+
+
+def _check_offset(offset: int, d_model: int) -> None:
+    """``relative_position_map``'s inputs: any integer offset, and an even ``d_model``."""
+    check_int("offset", offset)
+    check_even("d_model", d_model, "an even number (sine and cosine pairs)")
+
+
+def _check_positioned(x: Tensor, layout: str, width: int, offset: int, max_len: int,
+                      dtype: torch.dtype | None = None) -> None:
+    """Vectors ``x`` of ``layout`` (positions in the dimension before the last, ``width`` features
+    in the last) at positions ``offset``, ``offset`` + 1, ... that the table or the rotation holds."""
+    check_ndim("x", x, layout.count(",") + 1, layout)
+    check_vectors("x", x, width, dtype=dtype)
+    _check_length(x.shape[-2], offset, max_len)
 
 
 def _check_length(seq_len: int, offset: int, max_len: int) -> None:

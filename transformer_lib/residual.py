@@ -28,6 +28,14 @@ from .validation_tensors import check_tensor, check_vectors, module_dtype
 def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Tensor:
     """The formula, written out: normalise over the last dimension, then scale and shift.
     ``gamma`` and ``beta`` are vectors of the last dimension's size, of ``x``'s dtype."""
+    eps = _check_layer_norm(x, gamma, beta, eps)
+    mean = x.mean(dim=-1, keepdim=True)
+    var = x.var(dim=-1, keepdim=True, unbiased=False)
+    return (x - mean) / torch.sqrt(var + eps) * gamma + beta
+
+
+def _check_layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float) -> float:
+    """The inputs of ``layer_norm``; ``eps`` as a float."""
     check_tensor("x", x)
     if not x.is_floating_point() or x.dim() == 0:
         raise TypeError(f"x: expected a floating-point tensor (..., d), got dtype {x.dtype} and shape {tuple(x.shape)}")
@@ -37,10 +45,7 @@ def layer_norm(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-5) -> Ten
         check_vectors(name, vector, x.shape[-1], dtype=x.dtype)
         if vector.dim() != 1:
             raise ValueError(f"{name}: expected shape ({x.shape[-1]},), got {tuple(vector.shape)}")
-    eps = check_number("eps", eps, positive=True)
-    mean = x.mean(dim=-1, keepdim=True)
-    var = x.var(dim=-1, keepdim=True, unbiased=False)
-    return (x - mean) / torch.sqrt(var + eps) * gamma + beta
+    return check_number("eps", eps, positive=True)
 
 
 class LayerNorm(nn.Module):

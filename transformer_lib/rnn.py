@@ -68,17 +68,20 @@ class VanillaRNN(nn.Module):
     def forward(self, x: Tensor, h: Tensor | None = None) -> tuple[Tensor, Tensor]:
         """(B, T, input_size) -> outputs (B, T, hidden), last state (B, hidden)."""
         _check_inputs(x, self.input_size, self.input_to_hidden.weight)
-        if h is None:
-            h = x.new_zeros(x.shape[0], self.hidden_size)
-        check_vectors("h", h, self.hidden_size, dtype=x.dtype)
-        if h.shape != (x.shape[0], self.hidden_size):
-            raise ValueError(f"h: expected shape (batch, hidden) = {(x.shape[0], self.hidden_size)}, "
-                             f"got {tuple(h.shape)}")
+        h = x.new_zeros(x.shape[0], self.hidden_size) if h is None else self._check_state(h, x)  # (B, hidden)
         outputs = []
         for t in range(x.shape[1]):  # one step after the other: nothing here runs in parallel
             h = torch.tanh(self.input_to_hidden(x[:, t]) + self.hidden_to_hidden(h))
             outputs.append(h)
         return torch.stack(outputs, dim=1), h
+
+    def _check_state(self, h: Tensor, x: Tensor) -> Tensor:
+        """A given first state: (batch, hidden), of ``x``'s batch and dtype."""
+        check_vectors("h", h, self.hidden_size, dtype=x.dtype)
+        if h.shape != (x.shape[0], self.hidden_size):
+            raise ValueError(f"h: expected shape (batch, hidden) = {(x.shape[0], self.hidden_size)}, "
+                             f"got {tuple(h.shape)}")
+        return h
 
 
 class LSTM(nn.Module):
@@ -128,26 +131,38 @@ def gradient_norms_through_time(model: Callable[[Tensor], object], x: Tensor) ->
     ``batch_first=True`` do). Returns a (T,) tensor: the Frobenius norm of the Jacobian
     d h_T / d x_t, averaged over the batch.
     """
-    check_ndim("x", x, 3, "(batch, seq_len, input_size)")
-    check_vectors("x", x, x.shape[-1])  # floating point: gradients need it
-    check_nonempty("x", x)
-    if not callable(model):
-        raise TypeError(f"model: expected a module or function of x, got {type(model).__name__}")
+    _check_model_input(model, x)
     x = x.detach().clone().requires_grad_(True)
-    try:
-        result = model(x)
-    except RuntimeError as error:  # the model and x do not fit (widths, dtypes): say so under model's name
-        raise ValueError(f"model: cannot be run on x of shape {tuple(x.shape)} and dtype {x.dtype} "
-                         f"({str(error).splitlines()[0]:.150})") from None
-    outputs = result[0] if isinstance(result, tuple) else result
-    if not isinstance(outputs, Tensor) or outputs.dim() != 3:
-        raise TypeError("model: expected outputs of shape (batch, seq_len, hidden)")
+    outputs = _outputs_of(model, x)  # (B, T, hidden)
     last = outputs[:, -1]  # (B, hidden)
     squared = torch.zeros(x.shape[0], x.shape[1], dtype=x.dtype)
     for j in range(last.shape[1]):  # one row of the Jacobian per hidden unit
         (grad,) = torch.autograd.grad(last[:, j].sum(), x, retain_graph=True)  # (B, T, input_size)
         squared += grad.pow(2).sum(dim=-1).cpu()
     return squared.sqrt().mean(dim=0)  # (T,)
+
+
+def _check_model_input(model: object, x: Tensor) -> None:
+    """The inputs of ``gradient_norms_through_time``."""
+    check_ndim("x", x, 3, "(batch, seq_len, input_size)")
+    check_vectors("x", x, x.shape[-1])  # floating point: gradients need it
+    check_nonempty("x", x)
+    if not callable(model):
+        raise TypeError(f"model: expected a module or function of x, got {type(model).__name__}")
+
+
+def _outputs_of(model: Callable[[Tensor], object], x: Tensor) -> Tensor:
+    """``model(x)``'s outputs (B, T, hidden): the result, or its first element; an error of the model
+    on ``x`` (widths, dtypes) said under ``model``'s name."""
+    try:
+        result = model(x)
+    except RuntimeError as error:
+        raise ValueError(f"model: cannot be run on x of shape {tuple(x.shape)} and dtype {x.dtype} "
+                         f"({str(error).splitlines()[0]:.150})") from None
+    outputs = result[0] if isinstance(result, tuple) else result
+    if not isinstance(outputs, Tensor) or outputs.dim() != 3:
+        raise TypeError("model: expected outputs of shape (batch, seq_len, hidden)")
+    return outputs
 
 
 # --------------------------------------------------------------------------- the baseline translator
@@ -211,16 +226,21 @@ class Seq2SeqGRU(nn.Module):
     def read_source(self, src_ids: Tensor) -> tuple[Tensor, Tensor]:
         """(B, S) source ids -> every top-layer state (B, S, hidden), zero at padding, and the
         last state of each layer (n_layers, B, hidden), after the last real token."""
-        check_token_ids("src_ids", src_ids, self.config.src_vocab_size)
-        lengths = (src_ids != self.config.pad_id).sum(dim=1)  # (B,)
-        if int(lengths.min()) == 0:
-            raise ValueError("src_ids: a row holds only padding; every source needs at least one token")
+        lengths = self._check_source(src_ids)  # (B,): the real tokens of each row
         packed = nn.utils.rnn.pack_padded_sequence(  # so padding never enters the state
             self.dropout(self.src_embed(src_ids)), lengths.cpu(), batch_first=True, enforce_sorted=False
         )
         packed_states, last = self.encoder(packed)
         states, _ = nn.utils.rnn.pad_packed_sequence(packed_states, batch_first=True, total_length=src_ids.shape[1])
         return states, last
+
+    def _check_source(self, src_ids: Tensor) -> Tensor:
+        """``read_source``'s ids: in the vocabulary, with at least one real token a row; how many each has."""
+        check_token_ids("src_ids", src_ids, self.config.src_vocab_size)
+        lengths = (src_ids != self.config.pad_id).sum(dim=1)  # (B,)
+        if int(lengths.min()) == 0:
+            raise ValueError("src_ids: a row holds only padding; every source needs at least one token")
+        return lengths
 
     def encode(self, src_ids: Tensor) -> Tensor:
         """(B, S) source ids -> (B, n_layers, hidden): the encoder's state after the last real token."""
@@ -309,12 +329,7 @@ class Seq2SeqGRUAttention(Seq2SeqGRU):
     def attend(self, tgt_ids: Tensor, memory: Tensor, src_ids: Tensor,
                cache: GRUDecoderState | None = None) -> tuple[Tensor, Tensor]:
         """The decoder's step(s), before dropout: h~ (B, T, hidden) and the weights (B, T, S) on the source."""
-        check_vectors("memory", memory, self.config.hidden_size, dtype=module_dtype(self.tgt_embed.weight))
-        check_finite("memory", memory)  # named here: attention would call a NaN in it "key"
-        check_token_ids("src_ids", src_ids, self.config.src_vocab_size)
-        if memory.dim() != 3 or memory.shape[:2] != src_ids.shape:
-            raise ValueError(f"memory: expected (batch, src_len, hidden) = {tuple(src_ids.shape)} + (hidden,) like "
-                             f"src_ids, from encode(src_ids); got shape {tuple(memory.shape)}")
+        self._check_memory(memory, src_ids)
         real = src_ids != self.config.pad_id  # (B, S)
         last_real = real.sum(dim=1) - 1  # (B,)
         first_state = memory[torch.arange(memory.shape[0], device=memory.device), last_real]  # (B, hidden)
@@ -325,3 +340,12 @@ class Seq2SeqGRUAttention(Seq2SeqGRU):
                                           mask=real[:, None, None, :])  # (B, 1, T, hidden), (B, 1, T, S)
         combined = torch.tanh(self.combine(torch.cat([context[:, 0], out], dim=-1)))  # h~_t, (B, T, hidden)
         return combined, weights[:, 0]
+
+    def _check_memory(self, memory: Tensor, src_ids: Tensor) -> None:
+        """``attend``'s encoder states, for ``src_ids``, named here: attention would call a NaN in them "key"."""
+        check_vectors("memory", memory, self.config.hidden_size, dtype=module_dtype(self.tgt_embed.weight))
+        check_finite("memory", memory)
+        check_token_ids("src_ids", src_ids, self.config.src_vocab_size)
+        if memory.dim() != 3 or memory.shape[:2] != src_ids.shape:
+            raise ValueError(f"memory: expected (batch, src_len, hidden) = {tuple(src_ids.shape)} + (hidden,) like "
+                             f"src_ids, from encode(src_ids); got shape {tuple(memory.shape)}")
