@@ -259,101 +259,97 @@ def beam_search(
 ) -> list[Hypothesis]:
     """Beam search for a batch of sources; returns the best hypothesis of each.
 
-    At every step, each of the ``beam_size`` live prefixes of a sentence is extended by
-    every token; the ``2 * beam_size`` best extensions (by summed log-probability) are
-    read in order: one ending in ``<eos>`` becomes a finished hypothesis if it ranks
-    among the first ``beam_size``, the others fill the next beam. A sentence is done
-    when it has ``beam_size`` finished hypotheses; at ``max_len`` its live beams are
-    finished as they are. The result is the finished hypothesis with the best
-    length-normalised score ``log P / length_penalty(len, alpha)`` (the length counts
-    ``<eos>``). With ``beam_size=1`` this is exactly greedy decoding.
-
-    The beams of all sentences run together as one batch of B * beam_size rows; after
-    each step ``cache.index_select`` moves every row's cached keys and values to the beam
-    that continues it.
-
-    ``observe``, if given, is called once per step with a ``BeamStep`` (after the step's choice, while
-    the model's attention modules still hold that step's weights).
+    Each step extends the ``beam_size`` live prefixes of a sentence by every token; the ``2 * beam_size``
+    best (by summed log-probability) fill its finished hypotheses and next beams (``_extend``). A sentence
+    is done with ``beam_size`` finished; at ``max_len`` its live beams finish as they are. The best score
+    ``log P / length_penalty(len, alpha)`` wins (the length counts ``<eos>``); ``beam_size=1`` is greedy
+    decoding. All beams run as one batch of B * beam_size rows, each row's cached keys and values moved
+    to the beam that continues it (``cache.index_select``). ``observe``, if given, gets a ``BeamStep``
+    each step, after its choice, while the attention modules hold that step's weights.
     """
+    cache = _check_beam_args(model, src_ids, special, max_len, beam_size, alpha, observe)
+    batch, k, device = src_ids.shape[0], beam_size, src_ids.device
+    src = src_ids.repeat_interleave(k, dim=0)  # (B*k, S): rows b*k .. b*k+k-1 are sentence b
+    memory = model.encode(src)  # (B*k, S, d)
+    tokens = torch.full((batch * k, 1), special.sos, dtype=torch.long, device=device)
+    # Only the first beam of each sentence is live at the start: the others would be copies.
+    beam_scores = torch.full((batch, k), float("-inf"), dtype=torch.float64, device=device)
+    beam_scores[:, 0] = 0.0
+    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]  # per sentence
+    done = [False] * batch
+    for step in range(max_len):
+        logits = next_token_logits(model, model.decode(tokens[:, -1:], memory, src, cache), (special.pad, special.sos))
+        log_probs = logits.log_softmax(dim=-1).view(batch, k, -1)  # (B, k, V)
+        candidates = (beam_scores[:, :, None] + log_probs).view(batch, -1)  # (B, k*V)
+        top_scores, top_index = candidates.topk(min(2 * k, candidates.shape[1]), dim=1)  # (B, 2k), best first
+        before = [len(hyps) for hyps in finished]
+        kept = []  # per sentence, its k beams for the next step: (row continued, token added, score)
+        for b in range(batch):
+            beams = [] if done[b] else _extend(b, top_scores[b].tolist(), top_index[b].tolist(), log_probs.shape[-1],
+                                               tokens, special, alpha, finished[b], k)
+            done[b] = done[b] or len(finished[b]) >= k
+            # a done sentence (or one short of candidates) keeps dead placeholder beams
+            kept.append(beams + [(b * k, special.pad, float("-inf"))] * (k - len(beams)))
+        if observe is not None:  # a sentence done at this step keeps no beam
+            observe(BeamStep(step, tokens, log_probs, beam_scores, [[] if done[b] else [
+                (row - b * k, token, score) for row, token, score in beams if score > float("-inf")]
+                for b, beams in enumerate(kept)], [finished[b][before[b]:] for b in range(batch)]))
+        rows, next_tokens, next_scores = zip(*(beam for beams in kept for beam in beams), strict=True)
+        index = torch.tensor(rows, device=device)
+        tokens = torch.cat([tokens.index_select(0, index), torch.tensor(next_tokens, device=device)[:, None]], dim=1)
+        beam_scores = torch.tensor(next_scores, dtype=torch.float64, device=device).view(batch, k)
+        if step == max_len - 1 or all(done):
+            break
+        cache.index_select(index)  # beam i of the next step continues beam index[i] of this one
+    for b in range(batch):  # at max_len, the live beams are finished as they stand
+        if not done[b]:
+            finished[b] += [_hypothesis(tokens[b * k + beam], float(beam_scores[b, beam]), special, alpha)
+                            for beam in range(k) if float(beam_scores[b, beam]) > float("-inf")]
+    return [max(hyps, key=lambda h: h.score) for hyps in finished]
+
+
+def _check_beam_args(model: Seq2SeqModel, src_ids: Tensor, special: SpecialIds, max_len: int, beam_size: int,
+                     alpha: float, observe: object) -> object:
+    """``beam_search``'s arguments; the model (put in eval mode)'s new cache, which beam search reorders."""
     check_decoding_args(model, src_ids, special, max_len)
     if observe is not None and not callable(observe):
         raise TypeError(f"observe: expected a callable taking a BeamStep, or None, got {type(observe).__name__}")
     check_positive_int("beam_size", beam_size)
     check_number("alpha", alpha, minimum=0.0)  # a length-penalty exponent; inf would make every score 0
     model.eval()
-    batch, k = src_ids.shape[0], beam_size
-    device = src_ids.device
-    src = src_ids.repeat_interleave(k, dim=0)  # (B*k, S): rows b*k .. b*k+k-1 are sentence b
-    memory = model.encode(src)  # (B*k, S, d)
     cache = model.new_cache()
     if not callable(getattr(cache, "index_select", None)):
         raise TypeError(f"model: expected new_cache() to give a cache with an index_select(index) method "
                         f"(beam search reorders it), got a {type(cache).__name__}")
-    tokens = torch.full((batch * k, 1), special.sos, dtype=torch.long, device=device)
-    # Only the first beam of each sentence is live at the start: the others would be copies.
-    beam_scores = torch.full((batch, k), float("-inf"), dtype=torch.float64, device=device)
-    beam_scores[:, 0] = 0.0
-    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
-    done = [False] * batch
+    return cache
 
-    def finish(b: int, row: Tensor, log_prob: float) -> None:
-        ids = row[1:].tolist()  # generated tokens, <eos> included if the hypothesis ended with it
-        finished[b].append(Hypothesis(_strip(ids, special.eos), log_prob, log_prob / length_penalty(len(ids), alpha)))
 
-    for step in range(max_len):
-        logits = next_token_logits(model, model.decode(tokens[:, -1:], memory, src, cache), (special.pad, special.sos))
-        vocab = logits.shape[-1]
-        log_probs = logits.log_softmax(dim=-1).view(batch, k, vocab)  # (B, k, V)
-        candidates = (beam_scores[:, :, None] + log_probs).view(batch, k * vocab)  # (B, k*V)
-        top_scores, top_index = candidates.topk(min(2 * k, k * vocab), dim=1)  # (B, 2k), best first
-        next_rows, next_tokens, next_scores = [], [], []
-        last_step = step == max_len - 1
-        before = [len(hyps) for hyps in finished]
-        for b in range(batch):
-            chosen = 0
-            if not done[b]:
-                for rank, (score, flat) in enumerate(zip(top_scores[b].tolist(), top_index[b].tolist(), strict=True)):
-                    if score == float("-inf"):
-                        break
-                    beam, token = divmod(flat, vocab)
-                    row = b * k + beam
-                    if token == special.eos:
-                        if rank < k:  # an <eos> ranked below the live beams would never have been kept
-                            finish(b, torch.cat([tokens[row], tokens.new_tensor([token])]), score)
-                        continue
-                    next_rows.append(row)
-                    next_tokens.append(token)
-                    next_scores.append(score)
-                    chosen += 1
-                    if chosen == k:
-                        break
-                if len(finished[b]) >= k:
-                    done[b] = True
-            while chosen < k:  # a done sentence (or one short of candidates) keeps dead placeholder beams
-                next_rows.append(b * k)
-                next_tokens.append(special.pad)
-                next_scores.append(float("-inf"))
-                chosen += 1
-        if observe is not None:  # a sentence done at this step keeps no beam
-            kept = [[] if done[b] else [(row - b * k, token, score) for row, token, score in zip(
-                next_rows[b * k:(b + 1) * k], next_tokens[b * k:(b + 1) * k], next_scores[b * k:(b + 1) * k],
-                strict=True) if score > float("-inf")] for b in range(batch)]
-            new = [finished[b][before[b]:] for b in range(batch)]
-            observe(BeamStep(step, tokens, log_probs, beam_scores, kept, new))
-        index = torch.tensor(next_rows, device=device)
-        tokens = torch.cat([tokens.index_select(0, index), torch.tensor(next_tokens, device=device)[:, None]], dim=1)
-        beam_scores = torch.tensor(next_scores, dtype=torch.float64, device=device).view(batch, k)
-        if last_step or all(done):
+def _hypothesis(row: Tensor, log_prob: float, special: SpecialIds, alpha: float) -> Hypothesis:
+    """A finished hypothesis from a row of tokens (<sos> first, <eos> last if it ended with it)."""
+    ids = row[1:].tolist()
+    return Hypothesis(_strip(ids, special.eos), log_prob, log_prob / length_penalty(len(ids), alpha))
+
+
+def _extend(b: int, top_scores: list[float], top_index: list[int], vocab: int, tokens: Tensor,
+            special: SpecialIds, alpha: float, finished: list[Hypothesis], k: int) -> list[tuple[int, int, float]]:
+    """Sentence ``b``'s best extensions, best first, read in order: one ending in ``<eos>`` joins
+    ``finished`` if it ranks among the first ``k``; the others, up to ``k``, are the next beams
+    (row continued, token added, summed log-probability)."""
+    beams = []
+    for rank, (score, flat) in enumerate(zip(top_scores, top_index, strict=True)):
+        if score == float("-inf"):
             break
-        cache.index_select(index)  # beam i of the next step continues beam index[i] of this one
-
-    for b in range(batch):  # at max_len, the live beams are finished as they stand
-        if not done[b]:
-            for beam in range(k):
-                score = float(beam_scores[b, beam])
-                if score > float("-inf"):
-                    finish(b, tokens[b * k + beam], score)
-    return [max(hyps, key=lambda h: h.score) for hyps in finished]
+        beam, token = divmod(flat, vocab)
+        row = b * k + beam
+        if token == special.eos:
+            if rank < k:  # an <eos> ranked below the live beams would never have been kept
+                finished.append(_hypothesis(torch.cat([tokens[row], tokens.new_tensor([token])]), score, special,
+                                            alpha))
+            continue
+        beams.append((row, token, score))
+        if len(beams) == k:
+            break
+    return beams
 
 
 # --------------------------------------------------------------------------- sampling
