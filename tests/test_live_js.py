@@ -97,6 +97,28 @@ def test_the_scripts_copy_nothing_of_the_theme() -> None:
         assert not copies, f"{name} copies {copies}: read them from the theme (transformer_lib.browser.theme)"
 
 
+def test_the_scripts_copy_no_number_of_the_library(tmp_path: Path) -> None:
+    """The numbers the scripts share with Python come from the theme's ``limits`` (issue 55): each is read
+    by a script, none is written again as a constant, one seeded generator serves every script, and a
+    script follows the theme's value (here the width below which an explorer draws one figure a row)."""
+    from transformer_lib.browser.page import LM_SCRIPTS
+
+    texts = {name: (STATIC / name).read_text() for name in (*SCRIPTS, *LM_SCRIPTS)}
+    every = "\n".join(texts.values())
+    for key in theme()["limits"]:
+        assert f"limits.{key}" in every or f"{key}:" in every, f"no script reads the theme's limits.{key}"
+    copies = {name: re.findall(r"const (?:SHOWN|MAX_NEW_TOKENS|TOP_K|NARROW|MAX_POSITIONS|MAX_WAVES) = \d", text)
+              + re.findall(r"\b1e4\b", text) for name, text in texts.items()}
+    assert not any(copies.values()), f"numbers of the library written by hand: {copies}"
+    assert [name for name, text in texts.items() if "function mulberry32" in text] == ["book-text.js"]
+    snippet = """window.tcExplorers.attentionFigure({src_tokens: ["a", "b"], decoder_tokens: ["<sos>", "x"],
+        attention: {cross: [[[[0.5, 0.5], [0.2, 0.8]]]]}}, "cross", 0, 0, 1000).layout.title.text"""
+    wide = theme()
+    narrow = {**wide, "limits": {**wide["limits"], "narrow_px": 1001}}
+    assert "<br>" not in run_js(snippet, tmp_path)
+    assert "<br>" in run_js(snippet, tmp_path, json.dumps(narrow))
+
+
 def test_the_page_draws_with_the_theme_python_writes(tmp_path: Path) -> None:
     got = run_js("""({
       layout: window.tcExplorers.positionalFigure(16, [0, 3], [0, 9], 1000).layout,

@@ -34,6 +34,8 @@ from .validation import check_number, check_positive_int, check_sentence, check_
 from .validation_models import check_vocab_size
 from .vocabulary import SpecialIds
 
+TOP_K = 5  # the next tokens a step records, best first (the page's trace too)
+
 
 @dataclass
 class SearchTrace:
@@ -82,7 +84,7 @@ def trace_decoding(
     max_len: int,
     beam_size: int = 1,
     alpha: float = 0.6,
-    top_k: int = 5,
+    top_k: int = TOP_K,
     src_itos: Sequence[str] | None = None,
 ) -> SearchTrace:
     """``beam_search`` of one source (``src_ids`` of shape (1, S)), recorded step by step.

@@ -43,6 +43,8 @@ from .validation import (
 from .validation_models import check_vocab_size
 from .validation_tensors import check_token_ids
 
+MAX_NEW_TOKENS = 20  # a sampled sentence's longest continuation, unless told (the page's explorer too)
+
 
 def _check_sentences(name: str, sentences: object) -> list[str]:
     sentences = check_token_list(name, sentences, item="sentence")
@@ -203,7 +205,7 @@ def next_word_probs(model: DecoderOnlyTransformer, vocab: Vocab, prompt: str = "
                             banned_ids=never_drawn(vocab)).cpu()
 
 
-def sample_sentences(model: DecoderOnlyTransformer, vocab: Vocab, n: int, *, max_new_tokens: int = 20,
+def sample_sentences(model: DecoderOnlyTransformer, vocab: Vocab, n: int, *, max_new_tokens: int = MAX_NEW_TOKENS,
                      temperature: float = 1.0, top_k: int | None = None, top_p: float | None = None,
                      generator: torch.Generator | None = None, prompt: str = "") -> list[SampledSentence]:
     """``n`` sentences drawn from ``model`` after ``<sos>`` and the ``prompt``'s words (one batch), each until

@@ -25,7 +25,7 @@ from ..capture import AttentionMaps, capture_attention
 from ..figures.attention import attention_figure
 from ..figures.sampling import next_word_figure
 from ..html_embed import PAGE_DECIMALS
-from ..language_model import next_word_probs, sample_sentences
+from ..language_model import MAX_NEW_TOKENS, next_word_probs, sample_sentences
 from ..models import DecoderOnlyTransformer
 from ..tokenization import Vocab, normalize_sentence
 from ..validation import check_instance, check_number, shorten
@@ -34,7 +34,6 @@ from .page import live_explorer_html
 from .theme import MESSAGES
 
 MAX_SEED = 2**32 - 1  # the page's generator (mulberry32) takes 32-bit seeds
-MAX_NEW_TOKENS = 20  # sample_sentences' default
 _WHOLE_NUMBER = re.compile(r"[0-9]+")
 
 

@@ -20,8 +20,12 @@ import json
 
 import plotly.graph_objects as go
 
+from ..decoding_steps import TOP_K
 from ..figures.display import BOOK_TEMPLATE, PLOTLY_CONFIG
 from ..figures.positions import MAX_POSITIONS, MAX_WAVES
+from ..figures.sampling import SHOWN
+from ..html_embed import PAGE_DECIMALS
+from ..language_model import MAX_NEW_TOKENS
 
 THEME_FILE = "theme.json"
 THEME_ID = "tc-live-theme"  # the id of the <script type="application/json"> a built page holds
@@ -69,6 +73,7 @@ MESSAGES = {
 # plotly.js options plotly.py's config does not need to name (plotly.py never shows these links)
 PAGE_ONLY_CONFIG = {"showEditInChartStudio": False, "showLink": False}
 COLORSCALES = ("Blues", "RdBu", "Viridis")  # the explorers' heatmaps, as in figures.attention/positions
+NARROW_PX = 620  # below this width the explorers draw one figure per row (explorers.js, stepper.js)
 
 
 def theme() -> dict:
@@ -83,8 +88,12 @@ def theme() -> dict:
         # each named scale as plotly.py stores it in a figure: [[stop, colour], ...]
         "colorscales": {name: [list(stop) for stop in go.Heatmap(colorscale=name).colorscale] for name in COLORSCALES},
         "messages": MESSAGES,
-        # the positional explorer's bounds, as positional_encoding_figure checks them
-        "limits": {"max_positions": MAX_POSITIONS, "max_waves": MAX_WAVES},
+        # the numbers the page's scripts share with the library: the positional explorer's bounds, as
+        # positional_encoding_figure checks them; the language model's bars and continuation; the trace's
+        # candidates per step; the decimals the page rounds to, as html_embed; the explorers' narrow width
+        "limits": {"max_positions": MAX_POSITIONS, "max_waves": MAX_WAVES, "lm_shown": SHOWN,
+                   "lm_max_new_tokens": MAX_NEW_TOKENS, "trace_top_k": TOP_K, "page_decimals": PAGE_DECIMALS,
+                   "narrow_px": NARROW_PX},
     }))
 
 

@@ -88,15 +88,7 @@
     return softmax(filterLogits(tempered(allowed, temperature), topK, topP));
   }
 
-  function mulberry32(seed) { // a small seeded generator of uniform numbers in [0, 1)
-    let t = seed >>> 0;
-    return () => {
-      t = (t + 0x6d2b79f5) >>> 0;
-      let r = Math.imul(t ^ (t >>> 15), 1 | t);
-      r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-      return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-    };
-  }
+  const mulberry32 = window.bookText.mulberry32; // book-text.js: the page's one seeded generator
 
   function draw(probs, uniform) { // the id whose share of [0, 1) holds a uniform number, in id order
     const u = uniform();
@@ -246,7 +238,7 @@
       const seed = checkSeed(o.seed === undefined ? 0 : o.seed);
       const r = this.read(prompt);
       const room = this.config.max_len - r.ids.length + 1; // sample_continuation's limit
-      const maxNew = o.maxNew === undefined ? Math.min(20, room) : o.maxNew;
+      const maxNew = o.maxNew === undefined ? Math.min(book.theme().limits.lm_max_new_tokens, room) : o.maxNew;
       if (!(Number.isInteger(maxNew) && maxNew >= 1 && maxNew <= room)) {
         throw new ReaderError(fill("lm_max_new", { value: String(maxNew), room }));
       }
@@ -302,7 +294,8 @@
       return (await load()).next(prompt, options);
     },
     /** Promise of {ids, tokens, text, ended, seed, maxNew, prompt, notes, settings}: a continuation drawn with
-     *  the seeded generator, until <eos> or maxNew tokens (default 20, or what the positions allow). */
+     *  the seeded generator, until <eos> or maxNew tokens (default language_model.MAX_NEW_TOKENS, from the
+     *  theme, or what the positions allow). */
     async sample(prompt, options) {
       checkPrompt(prompt);
       checkSettings(options);

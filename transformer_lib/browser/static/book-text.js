@@ -147,7 +147,18 @@
     }
   }
 
+  function mulberry32(seed) { // a small seeded generator of uniform numbers in [0, 1) (book-lm.js's draws too)
+    let t = seed >>> 0;
+    return () => {
+      t = (t + 0x6d2b79f5) >>> 0;
+      let r = Math.imul(t ^ (t >>> 15), 1 | t);
+      r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
+      return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
+    };
+  }
+
   window.bookText = {
+    mulberry32,
     theme,
     setTheme(value) { THEME = value; }, // for a page without one (the tests in Node)
     fill,

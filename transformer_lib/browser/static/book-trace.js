@@ -13,7 +13,6 @@
   const bookModel = window.bookModel;
   if (!bookModel || bookModel.trace) return;
   const { ReaderError, Model } = bookModel;
-  const TOP_K = 5; // trace_decoding's default
   const MAX_BEAM = 4; // the stepper's choices: greedy (1) and beam search (2 to 4)
 
   function logSoftmax(logits, banned) { // decoding.next_token_logits (float32 logits, banned at -inf) + log_softmax
@@ -79,7 +78,7 @@
       const record = {
         step: step + 1,
         beams: beams.map((beam, j) => ({ prefix: beam.ids.map((i) => vocab[i]), log_prob: beam.logProb,
-          candidates: topCandidates(read[j].logProbs, vocab, TOP_K), cross: read[j].cross.map((layer) =>
+          candidates: topCandidates(read[j].logProbs, vocab, bookModel.theme().limits.trace_top_k), cross: read[j].cross.map((layer) =>
             layer.map((row) => Array.from(row))) })),
         kept: done ? [] : kept.map((b) => ({ beam: b.beam, tokens: b.ids.map((i) => vocab[i]), log_prob: b.logProb })),
         finished: ended.map((h) => ({ tokens: h.ids.map((i) => vocab[i]), log_prob: h.logProb, score: h.score })),

@@ -28,7 +28,7 @@
   const axisStyle = () => theme().axis;
   const colorscale = (name) => theme().colorscales[name];
   const plotConfig = () => theme().config;
-  const NARROW = 620; // px: below this, one figure per row
+  const isNarrow = (width) => width < theme().limits.narrow_px; // a phone: one figure per row
 
   // A figure's text alternative, as transformer_lib.figures.display gives the book's other figures.
   function name(figure, layout) {
@@ -174,7 +174,7 @@
     const weights = result.attention[kind][layer];
     const [queries, keys] = tokensFor(result, kind);
     const nHeads = weights.length;
-    const narrow = width < NARROW;
+    const narrow = isNarrow(width);
     const title = `${KIND_TITLES[kind]}, layer ${layer + 1}`;
     const layout = baseLayout({
       // ticklabeloverflow "allow": the bar's labels 0 to 1 always fit, and plotly need not measure them
@@ -409,7 +409,7 @@
           Object.assign(item, { x: current, text: `step ${current}`, xanchor: side });
         }
       }
-      if ((curve.clientWidth || 0) < NARROW) {
+      if (isNarrow(curve.clientWidth || 0)) {
         layout.legend = { orientation: "h", x: 0, y: -0.3, xanchor: "left", yanchor: "top" };
         layout.margin = { l: 50, r: 10, t: 60, b: 50 };
         layout.height = 380;
@@ -480,7 +480,7 @@
   window.tcExplorers = { attentionFigure, baseLayout, plotConfig, axisStyle, colorscale, register };
   // the page helpers other explorers build with (positional-explorer.js, lm-explorer.js)
   window.tcExplorers.dom = { el, labelled, select, setOptions, message, acceptText, markStale, name, escapeHtml, sentenceCase, debounce,
-    plotlyReady, NARROW };
+    plotlyReady, isNarrow };
   if (typeof document === "undefined") return; // Node, in the tests: the functions above only
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", startAll);
   else startAll();

@@ -15,8 +15,6 @@
   const book = window.bookModel;
   const explorers = window.tcExplorers;
   const fill = (name, values) => book.fill(name, values);
-  const SHOWN = 20; // figures.sampling.SHOWN
-  const MAX_NEW_TOKENS = 20; // lm_explorer.MAX_NEW_TOKENS (sample_sentences' default)
   const WHOLE_NUMBER = /^[0-9]+$/;
 
   const sig = (v) => Number(v.toPrecision(4)); // the figure's four significant digits
@@ -46,7 +44,7 @@
   // figures.sampling.next_word_figure, from bookLM.next's result (or the kernel's, saved)
   function nextWordFigure(result, width) {
     const { probs, unfiltered, vocab, settings } = result;
-    const order = [...unfiltered.keys()].sort((a, b) => unfiltered[b] - unfiltered[a]).slice(0, SHOWN); // stable
+    const order = [...unfiltered.keys()].sort((a, b) => unfiltered[b] - unfiltered[a]).slice(0, book.theme().limits.lm_shown); // stable
     const kept = order.map((i) => probs[i] > 0);
     const words = order.map((i) => label(vocab[i]));
     const colorway = book.theme().layout.colorway;
@@ -67,7 +65,7 @@
         "temperature)" }, tickangle: -45 }),
       yaxis: Object.assign({}, axis, { title: { text: "probability" }, rangemode: "tozero" }),
     });
-    if (width < explorers.dom.NARROW) { // a phone: the axis title on two lines, the legend below it
+    if (explorers.dom.isNarrow(width)) { // a phone: the axis title on two lines, the legend below it
       layout.margin = { l: 50, r: 10, t: 110, b: 50 };
       layout.title.font = { size: 15 };
       layout.height = 540;

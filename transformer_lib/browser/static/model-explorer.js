@@ -17,7 +17,7 @@
   const explorers = window.tcExplorers; // explorers.js: loaded first
   const { baseLayout, plotConfig, axisStyle, colorscale } = explorers;
   const { el, labelled, select, setOptions, message, acceptText, markStale, name, escapeHtml, sentenceCase, plotlyReady, debounce,
-    NARROW } = explorers.dom;
+    isNarrow } = explorers.dom;
   const ROWS = ["scores", "masked", "weights"]; // figures.activations.ROWS
 
   const stageOf = (block) => (block.endsWith("final_norm") ? "final_norm" : block.slice(block.lastIndexOf(".") + 1));
@@ -38,7 +38,7 @@
     const tokens = side === "source" ? result.src_tokens : result.decoder_tokens;
     const whole = result.blocks[block];
     const value = whole[position];
-    const narrow = width < NARROW; // a phone: the title's last line broken at each " · "
+    const narrow = isNarrow(width); // a phone: the title's last line broken at each " · "
     const wide = (text) => (narrow ? text.replace(/ \u00b7 /g, "<br>") : text);
     const title = (extra) => wide(`<b>${block}</b><br>${stages[stageOf(block)]}<br>${side} token \u201c${escapeHtml(tokens[position])}` +
       `\u201d (position ${position}) \u00b7 shape ${fmtShape(shapeOf(value))} of ${fmtShape(shapeOf(whole))}${extra}`);

@@ -13,7 +13,7 @@
 
   const explorers = window.tcExplorers; // explorers.js: loaded first
   const { baseLayout, plotConfig, axisStyle, colorscale } = explorers;
-  const { el, labelled, message, markStale, name, debounce, plotlyReady, NARROW } = explorers.dom;
+  const { el, labelled, message, markStale, name, debounce, plotlyReady, isNarrow } = explorers.dom;
   const theme = () => window.bookText.theme(); // book-text.js: on every page with an explorer
 
   function frequencies(d) { // omega_i = 1 / 10000^(2i / d)
@@ -58,13 +58,7 @@
   }
 
   function normals(count, seed) { // a fixed random query and key: mulberry32 + Box-Muller
-    let t = seed >>> 0;
-    const uniform = () => {
-      t = (t + 0x6d2b79f5) >>> 0;
-      let r = Math.imul(t ^ (t >>> 15), 1 | t);
-      r = (r + Math.imul(r ^ (r >>> 7), 61 | r)) ^ r;
-      return ((r ^ (r >>> 14)) >>> 0) / 4294967296;
-    };
+    const uniform = window.bookText.mulberry32(seed);
     const out = [];
     while (out.length < count) {
       const u = 1 - uniform();
@@ -102,7 +96,7 @@
     const n = last - first + 1;
     const xs = Array.from({ length: n }, (_, i) => first + i);
     const table = peTable(d, first, last);
-    const narrow = width < NARROW;
+    const narrow = isNarrow(width);
     const cells = narrow ? [[0, 0], [1, 0], [2, 0], [3, 0]] : [[0, 0], [0, 1], [1, 0], [1, 1]];
     const rows = narrow ? 4 : 2;
     const cols = narrow ? 1 : 2;

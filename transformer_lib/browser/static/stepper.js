@@ -14,13 +14,16 @@
   const CHOSEN = "chosen";
   const KEPT = "kept";
   const ENDS = "ends";
-  const NARROW = 620; // px, as explorers.js
 
   const theme = () => window.bookModel.theme();
   const escapeHtml = (s) => String(s).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
     .replace(/"/g, "&quot;");
   const tokensHtml = (tokens) => escapeHtml(tokens.join(" ")) || "(nothing)";
   const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+  const rounded = (x) => { // to html_embed.PAGE_DECIMALS places, as the figures the kernel embeds
+    const scale = 10 ** theme().limits.page_decimals;
+    return Math.round(x * scale) / scale;
+  };
 
   function baseLayout(extra) {
     return Object.assign(JSON.parse(JSON.stringify(theme().layout)), extra);
@@ -77,10 +80,10 @@
     const record = trace.steps[step - 1];
     const marks = candidateMarks(record);
     const many = record.beams.length > 1;
-    const narrow = width < NARROW;
+    const narrow = window.tcExplorers.dom.isNarrow(width);
     let nBars = 0;
     const barData = record.beams.map((beam, j) => {
-      const probs = beam.candidates.map(([, p]) => Math.round(p * 1e4) / 1e4);
+      const probs = beam.candidates.map(([, p]) => rounded(p));
       nBars += probs.length;
       return {
         type: "bar", orientation: "h", name: `beam ${j + 1}`, x: probs,
@@ -108,7 +111,7 @@
     const z = [];
     beam.cross.forEach((heads, l) => heads.forEach((row, h) => {
       rows.push(`layer ${l + 1}, head ${h + 1}`);
-      z.push(row.map((w) => Math.round(w * 1e4) / 1e4));
+      z.push(row.map((w) => rounded(w)));
     }));
     const src = trace.src_tokens;
     const crossData = [{ type: "heatmap", z, x: src.map((_, i) => i), y: rows, coloraxis: "coloraxis",
