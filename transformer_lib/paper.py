@@ -24,6 +24,7 @@ import torch
 
 from . import decoding, evaluation, positional_encoding, training
 from .pretrained import recipe
+from .tokenization import Vocab
 from .validation import check_instance, check_iterable, check_positive_int, check_token_list
 
 # The paper's values for the switches, read by the benchmark (``None``: the paper has none).
@@ -68,6 +69,11 @@ def checkpoint_interval(steps: int) -> int:
 def _default(function: Callable, name: str) -> object:
     """A parameter's default value, read from the function's signature."""
     return inspect.signature(function).parameters[name].default
+
+
+def _vocabulary_kind(vocabularies: tuple[object, ...]) -> str:
+    """What the book's vocabularies split text into: "word level" when both are word ``Vocab``s."""
+    return "word level" if all(type(v) is Vocab for v in vocabularies) else "other"
 
 
 def _field_default(cls: type, name: str) -> object:
@@ -167,7 +173,7 @@ LEDGER: tuple[Departure, ...] = (
         "pretrained.recipe.book_vocabularies; tokenization.Vocab (BPE: tokenization.BPETokenizer)",
         "The generated corpus has a closed vocabulary of a few hundred words: every word is seen in "
         "training, so subwords would only lengthen the sequences",
-        None, lambda: "word level" if "Vocab.build" in inspect.getsource(recipe.book_vocabularies) else "other",
+        None, lambda: _vocabulary_kind(recipe.book_vocabularies(recipe.book_corpus())),
         "word level", chapter="02_embeddings",
         scale_note="needs the paper's open-vocabulary data to matter"),
     Departure(
