@@ -65,7 +65,6 @@ class ClassTokenClassifier(nn.Module):
         return self.head(self.encode(x, real)[:, 0])  # (B, n_classes)
 
 
-
 def _check_classifier(config: TransformerConfig, n_classes: int) -> None:
     """``ClassTokenClassifier``'s settings: a config, and a positive number of classes."""
     check_instance("config", config, TransformerConfig, "a TransformerConfig")
