@@ -71,11 +71,6 @@ def _default(function: Callable, name: str) -> object:
     return inspect.signature(function).parameters[name].default
 
 
-def _vocabulary_kind(vocabularies: tuple[object, ...]) -> str:
-    """What the book's vocabularies split text into: "word level" when both are word ``Vocab``s."""
-    return "word level" if all(type(v) is Vocab for v in vocabularies) else "other"
-
-
 def _field_default(cls: type, name: str) -> object:
     """The default of dataclass ``cls``'s field ``name``, as the code has it now."""
     return next(f.default for f in dataclasses.fields(cls) if f.name == name)
@@ -173,8 +168,8 @@ LEDGER: tuple[Departure, ...] = (
         "pretrained.recipe.book_vocabularies; tokenization.Vocab (BPE: tokenization.BPETokenizer)",
         "The generated corpus has a closed vocabulary of a few hundred words: every word is seen in "
         "training, so subwords would only lengthen the sequences",
-        None, lambda: _vocabulary_kind(recipe.book_vocabularies(recipe.book_corpus())),
-        "word level", chapter="02_embeddings",
+        None, lambda: "word level" if all(type(v) is Vocab for v in recipe.book_vocabularies(recipe.book_corpus()))
+        else "other", "word level", chapter="02_embeddings",
         scale_note="needs the paper's open-vocabulary data to matter"),
     Departure(
         "model_size", "model size",
