@@ -250,3 +250,22 @@ def test_translate_prints_the_unknown_words_as_typed_bpe_included_and_takes_a_ch
     assert str(typed).endswith("\n(warning: not in the model's vocabulary, read as <unk>: 'The', 'Small', 'Cat', "
                                "'Sees', 'Dog.')")
     assert str(translate(shipped, "the small cat sees the dog")) == "le petit chat voit le chien"
+
+
+def test_a_machine_with_fewer_gpus_than_processes_trains_them_all_on_the_cpu_and_says_so(monkeypatch):
+    # Seen on a one-GPU machine (tools/gpu_check.sh): the appendix's two processes took cuda:0 and cuda:1,
+    # and rank 1 failed with "invalid device ordinal". Each process must have a GPU, or none uses one.
+    from transformer_lib.train.distributed import default_device, start
+
+    assert [default_device(rank, 2, 2) for rank in (0, 1)] == ["cuda:0", "cuda:1"]
+    assert [default_device(rank, 2, 1) for rank in (0, 1)] == ["cpu", "cpu"]
+    assert default_device(0, 1, 0) == "cpu"
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    for key, value in {"LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2", "WORLD_SIZE": "1"}.items():
+        monkeypatch.setenv(key, value)  # rank 1 of two on this machine; a world of one, so no group is joined
+    processes = start(None, timeout_s=10)
+    assert processes.device == torch.device("cpu")
+    assert processes.note == "note: 2 processes on this machine and 1 GPU: all train on the CPU " \
+                             "(one process a GPU: --nproc-per-node 1)"
+    assert start("cpu", timeout_s=10).note is None  # asked for: nothing to explain

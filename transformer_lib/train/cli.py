@@ -109,7 +109,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--overwrite", action="store_true",
                    help="start afresh in an --out folder that holds a checkpoint (its run is lost)")
     p.add_argument("--strategy", choices=STRATEGIES, default="ddp", help="with several processes (default ddp)")
-    p.add_argument("--device", help="cpu, cuda, cuda:1... (default: this process's GPU if any, else cpu)")
+    p.add_argument("--device", help="cpu, cuda, cuda:1... (default: each process's own GPU if there is one "
+                                    "for every process, else cpu)")
     p.add_argument("--dropout", type=_fraction, help="replaces the preset's dropout")
     p.add_argument("--dtype", choices=("float32", "float64"), default="float32",
                    help="of the weights and the arithmetic (float64: for exact comparisons; default float32)")

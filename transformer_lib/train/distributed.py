@@ -33,6 +33,7 @@ class Processes:
     rank: int
     world_size: int
     device: torch.device
+    note: str | None = None  # why the device is not the one a reader might expect (default_device)
 
     @property
     def distributed(self) -> bool:
@@ -41,7 +42,7 @@ class Processes:
 
 def start(device: str | None, timeout_s: float, meeting: str = "env://") -> Processes:
     """Join the process group ``torchrun`` describes (if any), on ``device`` (default: this
-    process's GPU if there is one, else the CPU). A collective that waits longer than
+    process's GPU if every process here has one, else the CPU: ``default_device``). A collective that waits longer than
     ``timeout_s`` seconds raises, so that a lost process cannot hang the others forever.
 
     ``meeting`` is where the processes find each other: ``env://`` reads torchrun's store from
@@ -51,8 +52,14 @@ def start(device: str | None, timeout_s: float, meeting: str = "env://") -> Proc
     another program between its choice and its use."""
     rank, world_size = int(os.environ.get("RANK", 0)), launched_world_size()
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    note = None
     if device is None:
-        device = f"cuda:{local_rank}" if torch.cuda.is_available() else "cpu"
+        local_processes = int(os.environ.get("LOCAL_WORLD_SIZE", 1))
+        gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        device = default_device(local_rank, local_processes, gpus)
+        if device == "cpu" and gpus:
+            note = (f"note: {local_processes} processes on this machine and {gpus} GPU{'s' * (gpus > 1)}: all train "
+                    f"on the CPU (one process a GPU: --nproc-per-node {gpus})")
     chosen = torch.device(device)
     if chosen.type == "cuda" and chosen.index is None:
         chosen = torch.device("cuda", local_rank)  # --device cuda: one GPU per process
@@ -63,7 +70,15 @@ def start(device: str | None, timeout_s: float, meeting: str = "env://") -> Proc
         dist.init_process_group(backend, init_method=meeting, rank=rank, world_size=world_size,
                                 timeout=timedelta(seconds=timeout_s),
                                 device_id=chosen if chosen.type == "cuda" else None)
-    return Processes(rank, world_size, chosen)
+    return Processes(rank, world_size, chosen, note)
+
+
+def default_device(local_rank: int, local_processes: int, gpus: int) -> str:
+    """This process's device when none is given: its own GPU if every process on this machine has
+    one, else the CPU for all of them (two processes cannot share one GPU under NCCL, and all must
+    agree on the backend). A one-GPU machine (Colab's) running the appendix's two processes trains
+    on the CPU, as a machine with no GPU would."""
+    return f"cuda:{local_rank}" if gpus >= local_processes else "cpu"
 
 
 def launched_world_size() -> int:

@@ -146,8 +146,9 @@ def run(args: argparse.Namespace) -> None:
     if args.resume is not None:
         moved_note = check_same_data(Path(args.resume) / CHECKPOINT, data, getattr(args, "moved_data", None))
     processes = distributed.start(args.device, args.timeout)
-    if moved_note is not None and processes.rank == 0:
-        print(moved_note, flush=True)
+    for note in (moved_note, processes.note):
+        if note is not None and processes.rank == 0:
+            print(note, flush=True)
     default_dtype = torch.get_default_dtype()
     torch.set_default_dtype(getattr(torch, args.dtype))  # the weights, and every float tensor made in training
     try:
