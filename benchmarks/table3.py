@@ -17,9 +17,11 @@ Each measurement: greedy exact match and BLEU of the validation split, and the p
     python benchmarks/table3.py [--seeds 5] [--budgets 500 1500] [--workers 2] [--out table3.json]
     python benchmarks/table3.py --quick --out /tmp/t.json  # two variants, two seeds, short budgets: a check
 
-The results file is appended to, never overwritten: a variant and seed already stored keep their run
-(whatever budgets it has), the missing ones are run and added, and the rows are summarised again from
-every run. ``--budgets 500`` runs the short budget only (a third of the time). A file made with
+The results file is appended to, never overwritten: a variant and seed already stored keep their run,
+the missing ones are run and added, and the rows are summarised again from every run. A run stored
+with fewer budgets than asked for is run again to all of them, and replaces the stored one only if
+it measures the stored budgets the same (``merged``: a run is deterministic on one machine, so it
+must). ``--budgets 500`` runs the short budget only (a third of the time). A file made with
 another base recipe, or a quick file, is refused. Runs go ``--workers`` at a time, one thread each;
 progress is printed per run, and the load average is written with the results. One run of the base,
 one thread of an idle core: about 37 s to 500 steps and 120 s to 1500 (2026 measurement); the wide
@@ -34,6 +36,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")  # one thread per run, set before 
 
 import argparse  # noqa: E402
 import json  # noqa: E402
+import math  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
@@ -83,6 +86,28 @@ def stored_runs(out: Path, quick: bool) -> tuple[list[dict], float, list[int], l
     return previous["runs"], previous["wall_s"], previous["budgets"], previous.get("sessions", [first])
 
 
+def _stored_run(runs: list[dict], name: str, seed: int) -> dict | None:
+    return next((r for r in runs if r["variant"] == name and r["seed"] == seed), None)
+
+
+def merged(stored: list[dict], added: list[dict]) -> list[dict]:
+    """The stored runs and the added ones. An added run of a stored variant and seed took that run on to more
+    budgets: it replaces it only if it measured every stored budget the same (the same exact match and BLEU,
+    the perplexity to 1e-9), else nothing is written (SystemExit), since the stored run would be lost."""
+    again = {(r["variant"], r["seed"]): r for r in added}
+    for old in stored:
+        new = again.get((old["variant"], old["seed"]))
+        if new is None:
+            continue
+        for budget, measured in old["budgets"].items():
+            remeasured = new["budgets"][budget]
+            if (remeasured["exact_match"], remeasured["bleu"]) != (measured["exact_match"], measured["bleu"]) \
+                    or not math.isclose(remeasured["perplexity"], measured["perplexity"], rel_tol=1e-9):
+                raise SystemExit(f"{old['variant']} seed {old['seed']} at {budget} steps: stored {measured}, "
+                                 f"measured again {remeasured}; the stored run is kept and nothing written")
+    return [r for r in stored if (r["variant"], r["seed"]) not in again] + added
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="pairs of seeds: the base's 0, 1, ...")
@@ -107,28 +132,38 @@ def main() -> None:
     # The base first (every effect is paired with it), then each seed across the variants, so that an
     # interrupted run leaves whole seeds.
     decoded = QUICK["decoded"] if args.quick else None
-    jobs = [(name, seed, budgets, decoded) for seed in range(seeds) for name in names
-            if not any(r["variant"] == name and r["seed"] == seed for r in runs)]
-    print(f"{len(runs)} runs kept, {len(jobs)} to go: {args.workers} at a time, budgets {budgets} steps; "
-          f"{host_before['cpu']}, load average {host_before['load_average']}")
+    jobs, extending = [], 0
+    for seed in range(seeds):
+        for name in names:
+            stored = _stored_run(runs, name, seed)
+            if stored is None:
+                jobs.append((name, seed, budgets, decoded))
+            elif not {str(b) for b in budgets} <= stored["budgets"].keys():
+                # stored with fewer budgets: run again to all of them (the stored ones must come out the same)
+                jobs.append((name, seed, tuple(sorted({*budgets, *map(int, stored["budgets"])})), decoded))
+                extending += 1
+    print(f"{len(runs)} runs kept, {len(jobs)} to go ({extending} of them stored runs taken on to more budgets): "
+          f"{args.workers} at a time, budgets {budgets} steps; {host_before['cpu']}, load average "
+          f"{host_before['load_average']}")
 
-    kept = len(runs)
+    added: list[dict] = []
 
     def this_session() -> dict:
         return {"host": {"before": host_before, "after": paired_seeds.host(), "workers": args.workers,
                          "threads_per_run": 1},
-                "budgets": list(budgets), "runs_added": len(runs) - kept, "wall_s": time.perf_counter() - started}
+                "budgets": list(budgets), "runs_added": len(added), "wall_s": time.perf_counter() - started}
 
     def write(complete: bool) -> None:
+        every = merged(runs, added)
         out = {
             "complete": complete, "budgets": list(all_budgets),
-            "seeds": max(1 + r["seed"] for r in runs) if runs else 0, "quick": args.quick,
+            "seeds": max(1 + r["seed"] for r in every) if every else 0, "quick": args.quick,
             "measures": {"exact_match": "greedy, validation split, 0 to 1", "bleu": "greedy, validation split",
                          "perplexity": "exp(cross-entropy per target token), validation split, teacher forcing"},
             "base_recipe": base_recipe(),
             "base_model": BOOK_RECIPE.model.__dict__,
-            "rows": summarise(runs, all_budgets),
-            "runs": sorted(runs, key=lambda r: (r["variant"], r["seed"])),
+            "rows": summarise(every, all_budgets),
+            "runs": sorted(every, key=lambda r: (r["variant"], r["seed"])),
             "host": sessions[0]["host"] if sessions else this_session()["host"],  # the first session's
             "sessions": [*sessions, this_session()],  # every invocation that added runs, with its machine
             "wall_s": earlier_s + time.perf_counter() - started,
@@ -141,7 +176,7 @@ def main() -> None:
         return (f"{result['variant']:<18} seed {result['seed']}: exact match {last['exact_match']:.1%}, "
                 f"BLEU {last['bleu']:.1f}, perplexity {last['perplexity']:.3f} ({result['wall_s']:.0f} s)")
 
-    paired_seeds.collect(run_one, jobs, args.workers, started, runs, describe, write)
+    paired_seeds.collect(run_one, jobs, args.workers, started, added, describe, write)
     write(complete=True)
     print(f"wrote {args.out} in {time.perf_counter() - started:.0f} s; load average now {os.getloadavg()}")
 

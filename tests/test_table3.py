@@ -134,3 +134,16 @@ def test_the_benchmark_appends_and_refuses_to_mix(tmp_path) -> None:
     refused = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "table3.py"), "--out", str(out)],
                              cwd=ROOT, capture_output=True, text=True)
     assert refused.returncode != 0 and "quick" in refused.stderr and json.loads(out.read_text()) == second
+
+
+def test_a_stored_run_taken_on_to_more_budgets_replaces_it_only_if_it_measures_the_same() -> None:
+    at_10 = {"exact_match": 0.5, "bleu": 60.0, "perplexity": 2.0}
+    stored = [{"variant": "base", "seed": 0, "budgets": {"10": at_10}},
+              {"variant": "rope", "seed": 0, "budgets": {"10": at_10}}]
+    longer = {"variant": "base", "seed": 0, "budgets": {"10": dict(at_10), "20": {**at_10, "exact_match": 0.7}}}
+    assert table3.merged(stored, [longer]) == [stored[1], longer]  # the stored run of base lives on in the longer one
+    new_seed = {**longer, "seed": 1}
+    assert table3.merged(stored, [new_seed]) == [*stored, new_seed]
+    drifted = {**longer, "budgets": {**longer["budgets"], "10": {**at_10, "perplexity": 2.0 * (1 + 1e-6)}}}
+    with pytest.raises(SystemExit, match="base seed 0 at 10 steps: stored .* measured again"):
+        table3.merged(stored, [drifted])
