@@ -66,17 +66,23 @@ def recording_source(source: str, cell: int) -> tuple[str, list[tuple[int, str]]
     return ast.unparse(ast.fix_missing_locations(_Record(cell).visit(tree))), sorted(asserts)
 
 
+def recording_notebook(nb: nbformat.NotebookNode) -> list[tuple[int, int, str]]:
+    """Rewrite every code cell of ``nb`` with ``recording_source``; its asserts as (cell, line, text)."""
+    claims = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            cell.source, found = recording_source(cell.source, i)
+            claims += [(i, line, text) for line, text in found]
+    return claims
+
+
 def run(path: Path, seed: int) -> tuple[dict[tuple[int, int], bool], list[tuple[int, int, str]], str | None,
                                       float, float]:
     """Run ``path`` under ``BOOK_SEED=seed``: what each assert recorded, every assert (cell, line, text),
     the first error other than a claim (None if none), the seconds it took and the kernel's CPU seconds
     (which other programs on the machine disturb less than the wall clock)."""
     nb = nbformat.read(path, as_version=4)
-    claims = []
-    for i, cell in enumerate(nb.cells):
-        if cell.cell_type == "code":
-            cell.source, found = recording_source(cell.source, i)
-            claims += [(i, line, text) for line, text in found]
+    claims = recording_notebook(nb)
     nb.cells.insert(0, nbformat.v4.new_code_cell(f"{RECORDER} = []"))
     nb.cells.append(nbformat.v4.new_code_cell(  # what the asserts recorded, and the kernel's CPU seconds
         f"import json, resource; usage = resource.getrusage(resource.RUSAGE_SELF); "

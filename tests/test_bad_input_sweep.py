@@ -550,6 +550,10 @@ CALLS = {
         host=dict(cpu="a CPU", cores=2, threads=1, torch="2", load_average_before=0.5, load_average_after=1.0),
         date="2026-11-26", chapters=[dict(notebook="01.ipynb", seconds=9.0, cpu_seconds=8.0, first_cell_seconds=3.0,
                                           peak_rss_mb=400.0, budget_seconds=10.0, budget_peak_rss_mb=600.0)]))),
+    "measure.seed_claims_table": lambda: (measure.seed_claims_table, dict(results=dict(
+        date="2026-11-29", seeds=[0, 1], runs=[dict(notebook="07.ipynb", seed=0, seconds=40.0)],
+        asserts=[dict(notebook="07.ipynb", cell=3, line=1, held=2, seeds=2, failed_on=[], not_reached_on=[],
+                      **{"assert": "assert True"})]))),
     "measure.time_to_target_table": lambda: (measure.time_to_target_table, dict(results=dict(target=0.95, dispatch=dict(
         avx2=dict(cpu="a CPU", cpu_count=2, load_average=[1.0, 1.0, 1.0], torch="2", runs=[{}], summary=dict(
             book={**{key: dict(min=1.0, median=2.0, max=3.0) for key in (

@@ -8,6 +8,9 @@ import re
 import sys
 from pathlib import Path
 
+import nbformat
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
@@ -44,3 +47,37 @@ def test_an_assert_records_instead_of_raising() -> None:
     assert scope[seed_claims.RECORDER] == [(7, 2, True), (7, 4, True), (7, 4, True), (7, 4, False)]
     assert scope["y"] == 3
     assert seed_claims.recording_source("%time x = 1\nassert x", 0) == ("%time x = 1\nassert x", [])  # IPython
+
+
+def test_the_stored_findings_are_of_todays_asserts_on_ten_seeds() -> None:
+    # book/data/seed_claims.json, quoted by the performance appendix: rerun benchmarks/seed_claims.py (about
+    # half an hour) when an assert of a notebook that trains is added, changed or moved
+    stored = json.loads((ROOT / "book" / "data" / "seed_claims.json").read_text())
+    assert stored["seeds"] == list(range(10))
+    today = [(Path(name).name, cell, line, text) for name in seed_claims.TRAINING_NOTEBOOKS
+             for cell, line, text in seed_claims.recording_notebook(nbformat.read(ROOT / name, as_version=4))]
+    assert [(a["notebook"], a["cell"], a["line"], a["assert"]) for a in stored["asserts"]] == today
+    assert {(run["notebook"], run["seed"]) for run in stored["runs"]} == {
+        (Path(name).name, seed) for name in seed_claims.TRAINING_NOTEBOOKS for seed in range(10)}
+
+
+CLAIMS = {"date": "2026-11-29", "seeds": [0, 1, 2],
+          "runs": [{"notebook": "07_a.ipynb", "seed": s, "seconds": 40.0 + s} for s in range(3)],
+          "asserts": [{"notebook": "07_a.ipynb", "cell": 4, "line": 2, "assert": "assert loss < 1", "held": 3,
+                       "seeds": 3, "failed_on": [], "not_reached_on": []},
+                      {"notebook": "07_a.ipynb", "cell": 9, "line": 1, "assert": "assert  accuracy >\n 0.9", "held": 1,
+                       "seeds": 3, "failed_on": [2], "not_reached_on": [0]}]}
+
+
+def test_the_appendix_table_counts_the_claims_and_names_each_that_failed_on_a_seed() -> None:
+    from transformer_lib.measure import seed_claims_table
+
+    text = seed_claims_table(CLAIMS)
+    assert text.startswith("Every `assert` of the notebooks that train, run top to bottom on 3 seeds (`BOOK_SEED` "
+                           "0, 1, 2; one thread, on 2026-11-29): 1 of 2 held on every seed.")
+    assert "| 07_a | 2 | 1 | 41 |" in text  # the median of 40, 41 and 42 seconds
+    assert text.endswith("- 07_a, cell 9: `assert accuracy > 0.9` held on 1 of 3 seeds (not on 2, 0)")
+    with pytest.raises(ValueError, match=r"results\['asserts'\]\[1\]: expected a 'held' entry"):
+        seed_claims_table({**CLAIMS, "asserts": [CLAIMS["asserts"][0], {"notebook": "07_a.ipynb"}]})
+    with pytest.raises(TypeError, match=r"results\['seeds'\]: expected a list of seeds, got str"):
+        seed_claims_table({**CLAIMS, "seeds": "0-9"})

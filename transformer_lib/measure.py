@@ -11,6 +11,8 @@
   reader runs it, written to ``book/data/chapter_times.json``) as the table of the performance appendix.
 * ``time_to_target_table``: what ``benchmarks/time_to_target.py`` measured (chapter 7's training to its
   target, seeds 0-2, ``book/data/time_to_target.json``), beside the floor and ``nn.Transformer``.
+* ``seed_claims_table``: what ``benchmarks/seed_claims.py`` found (every assert of the notebooks that train,
+  run on seeds 0-9, ``book/data/seed_claims.json``): on how many seeds each claim held.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
+from statistics import median
 
 from torch import Tensor
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -143,3 +146,37 @@ def time_to_target_table(results: Mapping) -> str:
     return (f"Seconds to {target:.0%} exact match on the validation split, one thread, median [min, max] over "
             f"seeds 0-{len(first['runs']) // len(first['summary']) - 1}; measured on {host}, PyTorch {first['torch']}."
             "\n\n" + "\n".join(lines))
+
+
+def seed_claims_table(results: Mapping) -> str:
+    """The Markdown of ``benchmarks/seed_claims.py``'s findings: a sentence naming the seeds, a row a notebook
+    (its asserts, how many held on every seed, its median seconds a run), then each assert that failed on
+    some seed or was not reached, with those seeds."""
+    check_instance("results", results, Mapping, "the mapping of book/data/seed_claims.json")
+    seeds = _entry("results", results, "seeds", list, "a list of seeds")
+    claims = _entry("results", results, "asserts", list, "a list of asserts")
+    runs = _entry("results", results, "runs", list, "a list of runs")
+    date = _entry("results", results, "date", str, "a date")
+    if not seeds or not claims:
+        raise ValueError(f"results: expected seeds and asserts, got {len(seeds)} seeds and {len(claims)} asserts")
+    held = {i: _seconds(f"results['asserts'][{i}]", c, "held") for i, c in enumerate(claims)}
+    by_notebook: dict[str, list[int]] = {}
+    for i, c in enumerate(claims):
+        by_notebook.setdefault(_entry(f"results['asserts'][{i}]", c, "notebook", str, "a notebook's file name"),
+                               []).append(i)
+    lines = ["| notebook | asserts | held on every seed | median seconds a run |", "|---|---|---|---|"]
+    for notebook, mine in by_notebook.items():
+        seconds = [_seconds(f"results['runs'][{j}]", r, "seconds") for j, r in enumerate(runs)
+                   if r.get("notebook") == notebook]
+        typical = f"{median(seconds):.0f}" if seconds else "-"
+        lines.append(f"| {notebook.removesuffix('.ipynb')} | {len(mine)} | "
+                     f"{sum(held[i] == len(seeds) for i in mine)} | {typical} |")
+    fewer = [c for i, c in enumerate(claims) if held[i] < len(seeds)]
+    text = (f"Every `assert` of the notebooks that train, run top to bottom on {len(seeds)} seeds "
+            f"(`BOOK_SEED` {', '.join(map(str, seeds))}; one thread, on {date}): {len(claims) - len(fewer)} of "
+            f"{len(claims)} held on every seed.\n\n" + "\n".join(lines))
+    for c in fewer:
+        missed = [*c.get("failed_on", []), *c.get("not_reached_on", [])]
+        text += (f"\n\n- {c['notebook'].removesuffix('.ipynb')}, cell {c['cell']}: `{' '.join(c['assert'].split())}` "
+                 f"held on {c['held']} of {len(seeds)} seeds (not on {', '.join(map(str, missed))})")
+    return text
