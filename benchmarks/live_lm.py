@@ -77,8 +77,8 @@ def main() -> int:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from tests.book_browser import LAUNCH_ARGS, chromium_path, serve
     from tests.test_live_lm import lm_test_page
+    from tools.book_browser import LAUNCH_ARGS, chromium_path, serve
     from transformer_lib.browser.lm_explorer import LanguageModelExplorer
     from transformer_lib.pretrained import book_lm
 

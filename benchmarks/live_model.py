@@ -2,7 +2,7 @@
 
     python benchmarks/live_model.py [--sentences 50] [--repeats 3]
 
-Serves the minimal live page (tests/book_browser.live_test_page: the book's scripts and the model
+Serves the minimal live page (tools/book_browser.live_test_page: the book's scripts and the model
 file its build writes) on 127.0.0.1 and opens it in headless chromium. Prints
 
 * bytes of the model files and the scripts, raw and gzip (what a compressing host sends);
@@ -43,10 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
-from book_browser import LAUNCH_ARGS, chromium_path, live_test_page, serve  # noqa: E402
-
+from tools.book_browser import LAUNCH_ARGS, chromium_path, live_test_page, serve  # noqa: E402
 from transformer_lib.pretrained import book_corpus  # noqa: E402
 
 BUDGET_MS = 100.0

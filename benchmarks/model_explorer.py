@@ -2,7 +2,7 @@
 
     python benchmarks/model_explorer.py [--sentences 25] [--clicks 40] [--width 1366]
 
-Serves the minimal page with the explorer (tests/book_browser.model_explorer_page) on 127.0.0.1 and
+Serves the minimal page with the explorer (tools/book_browser.model_explorer_page) on 127.0.0.1 and
 opens it in headless chromium. Prints
 
 * the pass per sentence: ``Model.activations`` (book-activations.js: the translation and every
@@ -35,11 +35,10 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT))
-from book_browser import LAUNCH_ARGS, chromium_path, model_explorer_page, serve  # noqa: E402
 from live_model import ARM_JS, host, quartiles, scripts_of  # noqa: E402
 
+from tools.book_browser import LAUNCH_ARGS, chromium_path, model_explorer_page, serve  # noqa: E402
 from transformer_lib.pretrained import book_corpus  # noqa: E402
 
 PASS_BUDGET_MS = 10.0

@@ -39,8 +39,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from book_browser import LAUNCH_ARGS, build_book, chromium_path, html_pages, serve  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from tools.book_browser import LAUNCH_ARGS, build_book, chromium_path, html_pages, serve  # noqa: E402
 
 MB = 1000 * 1000
 CHAPTER_BUDGET = int(0.7 * MB)  # gzip bytes, first visit, before any control is used (issue 23)

@@ -2,7 +2,7 @@
 
     python benchmarks/stepper_latency.py [--steps 30] [--beam 4]
 
-Serves the minimal live page (tests/book_browser.live_test_page) on 127.0.0.1, traces a sentence in
+Serves the minimal live page (tools/book_browser.live_test_page) on 127.0.0.1, traces a sentence in
 the stepper, then steps through it ``--steps`` times (``tcExplorer.go``: the summary and both
 figures, redrawn with Plotly.react) and prints, at 1366 and 390 px:
 
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.book_browser import (  # noqa: E402
+from tools.book_browser import (  # noqa: E402
     launched_browser,  # noqa: E402
     live_test_page,
     serve,

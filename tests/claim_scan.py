@@ -33,10 +33,7 @@ from pathlib import Path
 
 from transformer_lib.prose import EVAL_ROLE
 
-from . import (
-    book_browser,  # noqa: F401 -- importing it puts the checkout on sys.path (tools/ is scripts)
-    prose_scan,
-)
+from . import prose_scan
 
 EFFECT = re.compile(r"\b(?:better|worse|helps?|helped|helping|hurts?|hurting|improves?|improved|improving|"
                     r"improvements?|harms?|harmed|outperforms?|beneficial|gains?|no effect|remed(?:y|ies)|"

@@ -9,8 +9,9 @@ import torch
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
+from tools.book_browser import build_book, chromium_path, launched_browser
+
 from . import reader_env
-from .book_browser import build_book, chromium_path, launched_browser
 
 # Property-based tests (tests/test_bad_input_*.py): small, repeatable, and writing nothing into the
 # repository (no example database; hypothesis's own cache goes to the temporary directory).

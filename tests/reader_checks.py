@@ -4,7 +4,7 @@ in words, empty when the page passes."""
 
 from __future__ import annotations
 
-from .book_browser import ROOT
+from tools.book_browser import ROOT
 
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]  # WCAG 2.1 level AA, the book's target

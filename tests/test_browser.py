@@ -26,7 +26,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from .book_browser import ROOT, html_pages, serve
+from tools.book_browser import ROOT, html_pages, serve
 
 SCREENSHOTS = ROOT / "screenshots"
 PAGE_TIMEOUT_MS = 60_000

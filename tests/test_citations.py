@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .book_browser import ROOT, html_pages
+from tools.book_browser import ROOT, html_pages
 
 sys.path.insert(0, str(ROOT))
 from tools import citations  # noqa: E402 -- tools/ is a folder of scripts, not an installed package

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from .book_browser import ROOT
+from tools.book_browser import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
 from execute_notebooks import coalesce_streams, final_progress_lines  # noqa: E402

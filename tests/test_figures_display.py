@@ -134,7 +134,7 @@ def test_the_html_form_draws_with_the_pages_plotly_or_loads_plotlys_own_once(bro
     vendored bundle, since the test has no network)."""
     from plotly.io._utils import plotly_cdn_url
 
-    from .book_browser import ROOT
+    from tools.book_browser import ROOT
 
     bundle = (ROOT / "book" / "_static" / "vendor" / "plotly" / "plotly-book.min.js").read_text()
     figures = [figure_mimebundle(go.Figure(go.Bar(x=["a", "b"], y=[1, n]), layout=dict(height=300)))["text/html"]

@@ -6,9 +6,8 @@ from __future__ import annotations
 import importlib.util
 import re
 
+from tools.book_browser import ROOT
 from transformer_lib.figures.architecture import SECTION_LINKS
-
-from .book_browser import ROOT
 
 
 def _tool():

@@ -51,8 +51,9 @@ from urllib.parse import urlparse
 
 import pytest
 
+from tools.book_browser import ROOT
+
 from . import reader_env, stored_outputs
-from .book_browser import ROOT
 
 SCREENSHOTS = ROOT / "screenshots"
 # Every chapter; JUPYTERLAB_TEST_CHAPTERS="04_attention.ipynb ..." runs only those (while debugging).
@@ -368,7 +369,7 @@ def test_a_citation_opens_the_bibliography_with_its_entries(lab: str, browser) -
     it must show every work of references.bib, by the author-year text the chapters cite it with, each
     entry carrying its key as its anchor (its Markdown is written by tools/citations.py: a ``{bibliography}``
     directive, which jupyterlab-myst does not render, showed an empty page)."""
-    from tools import citations  # importable once book_browser is (it puts the checkout on sys.path)
+    from tools import citations
 
     url, token = lab.split("|")
     page = browser.new_page(viewport={"width": 1400, "height": 1000})

@@ -259,7 +259,7 @@ def test_the_page_refuses_bad_settings_in_words(files: Path) -> None:
 def lm_test_page(folder: Path, explorer_html: str) -> Path:
     """A minimal page holding the language-model explorer's HTML (as the kernel writes it), with the
     scripts the book's build adds to chapter 8 and the model files it writes; returns ``folder``."""
-    from .book_browser import minimal_page
+    from tools.book_browser import minimal_page
 
     write_book_lm(folder / "_static" / "live")
     return minimal_page(folder, "language model explorer", explorer_html, (*LIVE_SCRIPTS, *LM_SCRIPTS))
@@ -348,7 +348,7 @@ def test_the_kernel_explorer_shows_messages_never_a_traceback(lm) -> None:
 
 @pytest.fixture(scope="module")
 def lm_url(lm, tmp_path_factory: pytest.TempPathFactory):
-    from .book_browser import serve
+    from tools.book_browser import serve
 
     model, vocab = lm
     explorer = LanguageModelExplorer(model, vocab, prompt="le petit", top_p=0.9)
@@ -524,7 +524,8 @@ def test_next_seed_draws_again(lm) -> None:
 def test_the_built_book_runs_the_lm_explorer_in_chapter_8_only(site: Path, browser) -> None:
     """Chapter 8 holds the explorer (re-execute the notebook if not) with book-lm.js and lm-explorer.js;
     no other page loads them; the model is fetched on first use and the distribution redrawn."""
-    from .book_browser import html_pages, serve
+    from tools.book_browser import html_pages, serve
+
     from .test_live_model import Visit
 
     chapter = site / "book" / "08_language_model.html"

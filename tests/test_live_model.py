@@ -1,6 +1,6 @@
 """The book's model in the reader's browser (transformer_lib/browser/static), against the library.
 
-A minimal page (tests/book_browser.live_test_page: the book's scripts and the model file its build
+A minimal page (tools/book_browser.live_test_page: the book's scripts and the model file its build
 writes) is opened in chromium, offline: for held-out sentences of the corpus the page's greedy
 translation equals ``decoding.translate`` token for token, and every attention weight equals
 ``capture.capture_attention`` for the decoder input <sos> + output within 1e-4. Bad text gets
@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 import torch
 
+from tools.book_browser import live_test_page, serve
 from transformer_lib.browser.explorers import AttentionExplorer, PositionalEncodingExplorer, reading_notes
 from transformer_lib.browser.model import MANIFEST_FILE, WEIGHTS_FILE, browser_model_files, read_weights
 from transformer_lib.browser.page import LIVE_SCRIPTS, live_explorer_html
@@ -30,8 +31,6 @@ from transformer_lib.capture import capture_attention
 from transformer_lib.decoding import translate
 from transformer_lib.pretrained import book_corpus, book_model
 from transformer_lib.tokenization import normalize_sentence
-
-from .book_browser import live_test_page, serve
 
 N_SENTENCES = 25
 TOLERANCE = 1e-4

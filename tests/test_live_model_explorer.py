@@ -17,11 +17,11 @@ from collections.abc import Iterator
 
 import pytest
 
+from tools.book_browser import ROOT, model_explorer_page, serve
 from transformer_lib.browser.model_explorer import ModelExplorer
 from transformer_lib.figures.activations import activation_panel
 from transformer_lib.pretrained import book_model
 
-from .book_browser import ROOT, model_explorer_page, serve
 from .reader_checks import axe_violations
 from .test_live_model import Visit
 

@@ -32,12 +32,12 @@ import numpy as np
 import pytest
 import torch
 
+from tools.book_browser import live_test_page, serve
 from transformer_lib.browser.theme import theme_json
 from transformer_lib.capture import capture_attention
 from transformer_lib.decoding import translate
 from transformer_lib.pretrained import book_corpus, book_model
 
-from .book_browser import live_test_page, serve
 from .test_live_model import Visit
 
 TOLERANCE = 1e-4

@@ -19,6 +19,7 @@ from urllib.parse import urlparse
 import numpy as np
 import pytest
 
+from tools.book_browser import live_test_page, serve
 from transformer_lib.browser.explorers import reading_notes
 from transformer_lib.browser.page import translation_payload
 from transformer_lib.browser.theme import MESSAGES
@@ -27,7 +28,6 @@ from transformer_lib.decoding import default_max_len, translate
 from transformer_lib.decoding_steps import trace_translation
 from transformer_lib.pretrained import book_corpus, book_model
 
-from .book_browser import live_test_page, serve
 from .test_live_model import Visit
 
 TOLERANCE = 1e-4

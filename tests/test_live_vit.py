@@ -21,13 +21,13 @@ import pytest
 import torch
 from torch import nn
 
+from tools.book_browser import ROOT, minimal_page, serve
 from transformer_lib.browser.page import live_explorer_html, page_scripts
 from transformer_lib.browser.vit_explorer import LEVELS, DigitExplorer, digit_state, next_level, read_digit
 from transformer_lib.class_token import fit_classifier
 from transformer_lib.config import TransformerConfig
 from transformer_lib.vision import VisionTransformer, load_digit_images
 
-from .book_browser import ROOT, minimal_page, serve
 from .reader_checks import axe_violations
 from .test_live_model import Visit
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from tools.book_browser import ROOT
 from transformer_lib.prose import Shown, expressions, shown
 
 from . import prose_scan
-from .book_browser import ROOT
 
 sys.path.insert(0, str(ROOT / "tools"))
 from execute_notebooks import ProseClient  # noqa: E402

@@ -31,7 +31,8 @@ from urllib.parse import urlparse
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from .book_browser import ROOT, html_pages, serve
+from tools.book_browser import ROOT, html_pages, serve
+
 from .reader_checks import axe_violations, figure_problems, keyboard_problems
 from .test_browser import SCREENSHOTS
 

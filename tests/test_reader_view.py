@@ -8,7 +8,7 @@ import sys
 
 import nbformat
 
-from .book_browser import ROOT
+from tools.book_browser import ROOT
 
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import reader_view  # noqa: E402 -- a Sphinx extension, not a package module

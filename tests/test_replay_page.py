@@ -1,7 +1,7 @@
 """The replay in the reader's browser (book-model.js, explorers.js) against the library's snapshots.
 
 One chromium for the module, offline, on a page served from 127.0.0.1 with the files the book's
-build writes (tests/book_browser.live_test_page) and a replay explorer
+build writes (tools/book_browser.live_test_page) and a replay explorer
 (``AttentionExplorer(replay=True)``'s HTML). For every snapshot and held-out test sentences
 (step 0's and the early snapshots' translations run to the length limit), the page's tokens equal
 ``decoding.translate`` with ``pretrained.book_model(step=N)`` and every attention weight is within
@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tools.book_browser import live_test_page, serve
 from transformer_lib.browser.explorers import AttentionExplorer
 from transformer_lib.browser.model import MANIFEST_FILE, WEIGHTS_FILE, read_snapshot_weights, snapshot_file
 from transformer_lib.browser.page import live_explorer_html
@@ -28,7 +29,6 @@ from transformer_lib.capture import capture_translation
 from transformer_lib.decoding import translate
 from transformer_lib.pretrained import book_corpus, book_model, snapshot_steps
 
-from .book_browser import live_test_page, serve
 from .test_live_model import KINDS, TOLERANCE, Visit, _text
 
 STEPS = snapshot_steps()

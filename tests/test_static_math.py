@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from .book_browser import ROOT
+from tools.book_browser import ROOT
 
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import static_math  # noqa: E402 -- a Sphinx extension, imported from its folder

@@ -6,7 +6,8 @@ import copy
 
 import nbformat
 
-from .book_browser import ROOT
+from tools.book_browser import ROOT
+
 from .stored_outputs import differences
 
 CHAPTER = ROOT / "book" / "01_rnn_limits.ipynb"  # it has a cell marked NBVAL_IGNORE_OUTPUT

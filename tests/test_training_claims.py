@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from tools.book_browser import ROOT
+
 from . import claim_scan
-from .book_browser import ROOT
 
 NOTEBOOKS = sorted((ROOT / "book").glob("*.ipynb"))
 PAGES = [*sorted((ROOT / "book").glob("*.md")), *(ROOT / page for page in claim_scan.PAGES)]

@@ -1,5 +1,5 @@
 """A built site served on 127.0.0.1, for the browser that prints it (``build_pdf.py``) or tests it
-(``tests/book_browser.py``): one server, nothing reachable from outside the machine."""
+(``tools/book_browser.py``): one server, nothing reachable from outside the machine."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Helpers shared by tests/test_browser.py and benchmarks/page_weight.py: build the book, serve it
+"""Helpers shared by the browser tests (tests/) and the page benchmarks (benchmarks/): build the book, serve it
 on 127.0.0.1 (``serve``: tools/loopback.py's server, which tools/build_pdf.py prints from), and start
 Debian's chromium through playwright (which cannot download a browser here)."""
 
