@@ -14,6 +14,7 @@ is the lane's wider, slower version.
     python benchmarks/seed_claims.py [--seeds 0 1 2 ...] [--no-write] [book/09_beyond_translation.ipynb ...]
     python benchmarks/seed_claims.py --seeds 1 2 --strict --no-write   # tools/test.sh's seed lane
     python benchmarks/seed_claims.py --list     # the notebooks that train, one a line
+    python benchmarks/seed_claims.py --check    # is the stored file of today's asserts? (tests/test_stored.py)
 """
 
 from __future__ import annotations
@@ -117,6 +118,25 @@ def run(path: Path, seed: int) -> tuple[dict[tuple[int, int], bool], list[tuple[
     return recorded, claims, error, seconds, cpu_seconds
 
 
+def stale(stored: dict) -> str | None:
+    """Why ``stored`` (``OUT`` as json reads it) is not of today's notebooks on seeds 0-9, or None: its asserts
+    (notebook, cell, line, text) must be today's, with a run of each notebook on each seed."""
+    if stored["seeds"] != list(range(10)):
+        return f"seeds {stored['seeds']}, not 0-9"
+    today = [[Path(name).name, cell, line, text] for name in TRAINING_NOTEBOOKS
+             for cell, line, text in recording_notebook(nbformat.read(ROOT / name, as_version=4))]
+    kept = [[a["notebook"], a["cell"], a["line"], a["assert"]] for a in stored["asserts"]]
+    if kept != today:
+        pairs = enumerate(zip(today, kept, strict=False))
+        first = next((i for i, (t, k) in pairs if t != k), min(len(today), len(kept)))
+        changed = (today if first < len(today) else kept)[first]
+        return f"{len(kept)} asserts stored, {len(today)} today; the first that differs: {changed[:3]}"
+    runs = {(run["notebook"], run["seed"]) for run in stored["runs"]}
+    if runs != {(Path(name).name, seed) for name in TRAINING_NOTEBOOKS for seed in range(10)}:
+        return "not every notebook ran on every seed"
+    return None
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebooks", nargs="*", default=list(TRAINING_NOTEBOOKS))
@@ -124,10 +144,17 @@ def main() -> int:
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--list", action="store_true", help="print the notebooks that train and stop")
     parser.add_argument("--strict", action="store_true", help="exit 1 unless every assert held on every seed")
+    parser.add_argument("--check", action="store_true",
+                        help=f"run nothing: exit 1, saying why, if {OUT.relative_to(ROOT)} is not of today's asserts")
     args = parser.parse_args()
     if args.list:
         print("\n".join(TRAINING_NOTEBOOKS))
         return 0
+    if args.check:
+        why = stale(json.loads(OUT.read_text()))
+        found = why or "today's asserts, seeds 0-9"
+        print(f"{OUT.relative_to(ROOT)}: {found}", file=sys.stderr if why else sys.stdout)
+        return 1 if why else 0
     rows, runs = [], []
     for name in args.notebooks:
         path = ROOT / name

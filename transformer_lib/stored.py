@@ -7,7 +7,9 @@ once). ``STORED`` names each; ``tools/store.py NAME|--all`` writes any or all of
 ``tests/test_stored.py`` checks each (``check``): a file that is cheap to compute is computed again in
 full and compared; Table 3's runs take hours, so its check is that the rows are the summary of its runs,
 its base is today's recipe, each run's parameter count is what today's variant builds, and one run
-(``TABLE3_RECHECK``) trained again lands within ``TABLE3_TOLERANCE`` of the stored one.
+(``TABLE3_RECHECK``) trained again lands within ``TABLE3_TOLERANCE`` of the stored one. The book's own
+``book/data/seed_claims.json`` (the notebooks' asserts on ten seeds, quoted by the performance appendix) is
+checked to be of today's asserts.
 """
 
 from __future__ import annotations
@@ -197,6 +199,22 @@ def _table3_check() -> None:
     check_table3_run(data)
 
 
+# --- the chapters' claims on ten seeds (the performance appendix) ------------------------------------------
+SEED_CLAIMS = ROOT / "benchmarks" / "seed_claims.py"
+
+
+def _seed_claims_write() -> str:
+    subprocess.run([sys.executable, str(SEED_CLAIMS)], check=True, cwd=ROOT)
+    return "benchmarks/seed_claims.py: every notebook that trains, on seeds 0-9"
+
+
+def _seed_claims_check() -> None:
+    # the file holds what the notebooks' asserts did on ten seeds (half an hour to recompute); its check is
+    # that it is of today's asserts, by the benchmark's own reading of the notebooks
+    checked = subprocess.run([sys.executable, str(SEED_CLAIMS), "--check"], cwd=ROOT, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stderr.strip()
+
+
 STORED: dict[str, StoredResult] = {s.name: s for s in (
     StoredResult("book_corpus", PRETRAINED / "book_corpus.json.gz", "corpus.make_corpus(BOOK_RECIPE.seed, n_pairs)",
                  _corpus_write, _corpus_check, "half a second"),
@@ -211,6 +229,9 @@ STORED: dict[str, StoredResult] = {s.name: s for s in (
                  _table3_write, _table3_check,
                  "writing: hours (about 40 s a run to 500 steps, 2 min to 1500, on one idle core); "
                  "checking: one run, about 40 s"),
+    StoredResult("seed_claims", ROOT / "book" / "data" / "seed_claims.json",
+                 "benchmarks/seed_claims.py (nbclient, BOOK_SEED 0-9)", _seed_claims_write, _seed_claims_check,
+                 "writing: about half an hour on one core; checking: a second"),
 )}
 
 
