@@ -137,6 +137,20 @@ def stale(stored: dict) -> str | None:
     return None
 
 
+def kept(notebooks: list[str], seeds: list[int], runs: list[dict], rows: list[dict]) -> tuple[list[dict], list[dict]]:
+    """This run's runs and rows, with the stored ones of the notebooks it did not run (on the same seeds)
+    kept beside them, in ``TRAINING_NOTEBOOKS``' order: running one notebook replaces that notebook's
+    findings only."""
+    ran = {Path(n).name for n in notebooks}
+    old = json.loads(OUT.read_text()) if OUT.exists() else {"seeds": None}
+    if old["seeds"] == seeds:
+        runs = [r for r in old["runs"] if r["notebook"] not in ran] + runs
+        rows = [r for r in old["asserts"] if r["notebook"] not in ran] + rows
+    order = {Path(n).name: i for i, n in enumerate(TRAINING_NOTEBOOKS)}
+    return (sorted(runs, key=lambda r: (order.get(r["notebook"], len(order)), r["seed"])),
+            sorted(rows, key=lambda r: (order.get(r["notebook"], len(order)), r["cell"], r["line"])))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("notebooks", nargs="*", default=list(TRAINING_NOTEBOOKS))
@@ -183,6 +197,7 @@ def main() -> int:
         print(f"{r['notebook']:30} {r['cell']:4} {r['line']:4} {r['held']:3}/{r['seeds']:<3}  "
               f"{' '.join(r['assert'].split())[:90]}{note}")
     if not args.no_write:
+        runs, rows = kept(args.notebooks, args.seeds, runs, rows)
         OUT.write_text(json.dumps({"date": datetime.date.today().isoformat(), "seeds": args.seeds,
                                    "runs": runs, "asserts": rows}, indent=1) + "\n")
         print(f"wrote {OUT.relative_to(ROOT)}")

@@ -279,6 +279,7 @@ ACCEPTED: dict[tuple[str, str, str], str] = {
         ('figures.embeddings.embedding_scatter_figure', 'title'),
         ('figures.sampling.next_word_figure', 'prompt'),
         ('figures.training.loss_curve_figure', 'loss_name'),
+        ('figures.vision.learning_curve_figure', 'title'),
         ('figures.vision.patch_attention_figure', 'title'),
         ('html_embed.script_safe', 'source'),
         ('language_model.next_word_probs', 'prompt'),

@@ -79,6 +79,7 @@ CALLS: dict = {
     "markov.skip_bigram_table": lambda: (markov.skip_bigram_table, dict(sentences=list(FRENCH))),
     "markov.bigram_choice": lambda: (markov.bigram_choice, dict(table=BIGRAMS.copy(), prefix=list(PREFIX),
                                                                 forms=list(FORMS))),
+    "markov.row_totals": lambda: (markov.row_totals, dict(table=SKIP_BIGRAMS.copy())),
     "markov.skip_vote_choice": lambda: (markov.skip_vote_choice, dict(table=SKIP_BIGRAMS.copy(),
                                                                       prefix=list(PREFIX), forms=list(FORMS))),
     "markov.HandSetAgreement": lambda: (markov.HandSetAgreement, dict(sharpness=40.0, max_len=16)),
@@ -136,6 +137,8 @@ CALLS: dict = {
         labels=CLASS_LABELS.clone(), steps=1, batch_size=2, lr=1e-3)),
     "figures.vision.patch_attention_figure": lambda: (vision_figures.patch_attention_figure, dict(
         image=IMAGES[0].clone(), weights=ATTENTION.clone(), patch=2, title="a digit")),
+    "figures.vision.learning_curve_figure": lambda: (vision_figures.learning_curve_figure, dict(
+        curve={"a model": {100: [0.5, 0.6]}, "another": {100: [0.7, 0.8], 400: [0.9, 0.95]}}, title="a curve")),
     "browser.vit_explorer.next_level": lambda: (vit_explorer.next_level, dict(value=0.5)),
     "browser.vit_explorer.read_digit": lambda: (vit_explorer.read_digit, dict(
         vit=DIGIT_VIT, linear=DIGIT_LINEAR, image=DIGITS.test_images[0].clone())),

@@ -37,6 +37,8 @@ CALLS: dict = {
 SLOW = "trains or evaluates a book-sized model (minutes): its arguments are tested in its own test file"
 SHIPPED = "loads a shipped model from the package's files; its device and dtype go to checkpoint's checks"
 EXEMPT: dict[str, str] = {
+    "pretrained.digit_curve.compute_digit_curve": "trains sixty models (half a minute): tools/store.py calls it, and "
+                                                  "tests/test_stored.py at the smallest size",
     "pretrained.table3_report.summarise": "Table 3's rows from its runs, as benchmarks/table3.py writes them: "
                                           "tests/test_stored.py checks the stored rows are its summary",
     "pretrained.table3_report.spread": "summarise's median and range of numbers it gathered (tests/test_table3.py)",

@@ -25,5 +25,6 @@ EXEMPT: dict[str, str] = {
     "stored.store": "writes the package's stored files (and, for Table 3, trains for hours): tools/store.py calls it",
     "stored.check": "recomputes a stored file (a minute for the agreement heads): tests/test_stored.py calls it",
     "stored.check_table3_summary": "called on the stored Table 3 by tests/test_stored.py, planted copies included",
+    "stored.check_digit_curve": "called on the stored learning curve by tests/test_stored.py, planted copies included",
     "stored.check_table3_run": "trains a model for 500 steps (40 s): tests/test_stored.py calls it once",
 }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import json
 
 import pytest
 
@@ -53,3 +54,24 @@ def test_rows_that_are_not_the_summary_fail() -> None:
 def test_unknown_names_are_refused() -> None:
     with pytest.raises(ValueError, match="name"):
         stored.check("table4")
+
+
+def test_a_changed_digit_recipe_or_a_drifted_median_fails_the_curve_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    from transformer_lib.pretrained import digit_curve
+
+    data = json.loads(digit_curve.DIGIT_CURVE_PATH.read_text())
+    stored_curve = data["accuracy"]
+    stored.check_digit_curve(data, stored_curve)  # the stored numbers, given as today's: they pass
+    monkeypatch.setattr(digit_curve, "DIGIT_STEPS", digit_curve.DIGIT_STEPS + 100)  # another recipe
+    with pytest.raises(AssertionError, match="recipe"):
+        stored.check_digit_curve(data, stored_curve)
+    monkeypatch.undo()
+    drifted = copy.deepcopy(stored_curve)
+    smallest = str(min(digit_curve.DIGIT_CURVE_SIZES))
+    drifted["small CNN"][smallest] = [a - 2 * stored.DIGIT_CURVE_TOLERANCE for a in drifted["small CNN"][smallest]]
+    with pytest.raises(AssertionError, match="small CNN"):
+        stored.check_digit_curve(data, {"small CNN": {smallest: drifted["small CNN"][smallest]}})
+    fewer = copy.deepcopy(data)
+    del fewer["accuracy"]["linear layer on the pixels"][smallest]
+    with pytest.raises(AssertionError, match="sizes"):
+        stored.check_digit_curve(fewer, {})

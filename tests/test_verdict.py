@@ -55,7 +55,10 @@ def test_the_words() -> None:
     with pytest.raises(ValueError, match="base"):
         verdict([0.1] * 5, "perplexity")
     with pytest.raises(ValueError, match="measure"):
-        verdict([0.1] * 5, "accuracy")
+        verdict([0.1] * 5, "speed")
+    # a classifier's accuracy, 0 to 1, judged and written as exact match is: half a point the minimum
+    assert verdict([0.01, 0.02, 0.015, 0.012, 0.018], "accuracy").text() == "better (+1.5 points [+1.0, +2.0], 5 seeds)"
+    assert verdict([0.004, 0.0041, 0.0039, 0.004, 0.0042], "accuracy").word == "within the noise"
 
 
 def test_without_a_minimum_the_false_positive_rate_is_five_percent() -> None:

@@ -124,7 +124,8 @@ def accuracy(model: nn.Module, inputs: Tensor | tuple[Tensor, ...], labels: Tens
     """Share of ``labels`` the model's largest logit names."""
     parts = _check_examples(model, inputs, labels)
     model.eval()
-    return (_logits(model, parts, labels).argmax(-1) == labels).float().mean().item()
+    with torch.no_grad():  # every example at once: no graph to keep for a backward that never comes
+        return (_logits(model, parts, labels).argmax(-1) == labels).float().mean().item()
 
 
 def _check_examples(model: nn.Module, inputs: Tensor | tuple[Tensor, ...], labels: Tensor) -> tuple[Tensor, ...]:

@@ -122,7 +122,9 @@ def skip_bigram_table(sentences: Sequence[str]) -> Counter:
     return table
 
 
-def _row_totals(table: Counter) -> Counter:
+def row_totals(table: Counter) -> Counter:
+    """Each first word's count in a (first word, next word) table: the denominators of its probabilities."""
+    check_instance("table", table, Counter, "a Counter from bigram_table or skip_bigram_table")
     totals: Counter = Counter()
     for (first, _), n in table.items():
         totals[first] += n
@@ -156,7 +158,7 @@ def skip_vote_choice(table: Counter, prefix: Sequence[str], forms: Sequence[str]
                      totals: Counter | None = None) -> int:
     """Every earlier word votes with P(form | that word earlier in the sentence); the most votes win."""
     check_instance("table", table, Counter, "a Counter from skip_bigram_table")
-    totals = _row_totals(table) if totals is None else check_instance("totals", totals, Counter, "a Counter")
+    totals = row_totals(table) if totals is None else check_instance("totals", totals, Counter, "a Counter")
     words = _words("prefix", prefix)
     votes = [sum(table[(w, form)] / totals[w] for w in words if totals[w]) for form in _words("forms", forms)]
     return votes.index(max(votes))

@@ -199,6 +199,48 @@ def _table3_check() -> None:
     check_table3_run(data)
 
 
+# --- chapter 9's learning curve on the digits ----------------------------------------------------------
+# The smallest size trained again must land within this of the stored median accuracy, model by model.
+# Training is deterministic on one machine, not across CPUs. Measured on the developers' Xeon with its three
+# kernel sets (ATEN_CPU_CAPABILITY default, avx2 and the native avx512), whose float sums differ as other
+# CPUs' do: at 100 images every median the same (single seeds at most 0.4 points apart); with all 1,300, the
+# Vision Transformer's median 1.4 points apart (avx2 against avx512). The tolerance is about twice that.
+DIGIT_CURVE_TOLERANCE = 0.03
+
+
+def _digit_curve_write() -> str:
+    import torch
+
+    from .pretrained.digit_curve import DIGIT_CURVE_PATH, compute_digit_curve, digit_curve_recipe
+    torch.set_num_threads(1)
+    curve = compute_digit_curve()
+    _json(DIGIT_CURVE_PATH, {"recipe": digit_curve_recipe(), "accuracy": curve})
+    return "; ".join(f"{name}: {', '.join(f'{n} images {sorted(a)[len(a) // 2]:.1%}' for n, a in by_size.items())}"
+                     for name, by_size in curve.items())
+
+
+def check_digit_curve(data: dict, again: dict[str, dict[str, list[float]]]) -> None:
+    """That ``data`` (the stored file) was computed with today's recipe, at every size for every model, and
+    that ``again`` (some sizes computed today) matches it within ``DIGIT_CURVE_TOLERANCE`` (medians)."""
+    from .pretrained.digit_curve import DIGIT_CURVE_SEEDS, DIGIT_CURVE_SIZES, digit_classifiers, digit_curve_recipe
+    assert data["recipe"] == digit_curve_recipe(), f"digit_curve: recipe {data['recipe']} stored, today's differs"
+    sizes = [str(n) for n in DIGIT_CURVE_SIZES]
+    assert list(data["accuracy"]) == list(digit_classifiers()), "digit_curve: not today's models"
+    for name, by_size in data["accuracy"].items():
+        assert list(by_size) == sizes, f"digit_curve: {name} has sizes {list(by_size)}, today {sizes}"
+        assert all(len(a) == len(DIGIT_CURVE_SEEDS) for a in by_size.values()), f"digit_curve: {name}: seeds"
+    for name, by_size in again.items():
+        for n, accuracies in by_size.items():
+            stored, today = (sorted(a)[len(a) // 2] for a in (data["accuracy"][name][n], accuracies))
+            assert abs(stored - today) <= DIGIT_CURVE_TOLERANCE, (
+                f"digit_curve: {name} on {n} images: median {stored:.3f} stored, {today:.3f} today")
+
+
+def _digit_curve_check() -> None:
+    from .pretrained.digit_curve import DIGIT_CURVE_PATH, DIGIT_CURVE_SIZES, compute_digit_curve
+    check_digit_curve(json.loads(DIGIT_CURVE_PATH.read_text()), compute_digit_curve(sizes=(min(DIGIT_CURVE_SIZES),)))
+
+
 # --- the chapters' claims on ten seeds (the performance appendix) ------------------------------------------
 SEED_CLAIMS = ROOT / "benchmarks" / "seed_claims.py"
 
@@ -229,6 +271,9 @@ STORED: dict[str, StoredResult] = {s.name: s for s in (
                  _table3_write, _table3_check,
                  "writing: hours (about 40 s a run to 500 steps, 2 min to 1500, on one idle core); "
                  "checking: one run, about 40 s"),
+    StoredResult("digit_curve", PRETRAINED / "digit_curve.json", "pretrained.digit_curve.compute_digit_curve",
+                 _digit_curve_write, _digit_curve_check,
+                 "writing: about a minute of one core; checking: the smallest size again, about 15 s"),
     StoredResult("seed_claims", ROOT / "book" / "data" / "seed_claims.json",
                  "benchmarks/seed_claims.py (nbclient, BOOK_SEED 0-9)", _seed_claims_write, _seed_claims_check,
                  "writing: about half an hour on one core; checking: a second"),

@@ -13,8 +13,8 @@ variant - base. ``verdict`` gives the choice a direction only when
    *t* interval's error rate is exactly 5 % when seed noise is normal, and computable
    (``false_positive_rate``) when it is combined with the next condition;
 3. the mean's size exceeds the measure's stated minimum (``MEASURES``): 0.5 points of exact match,
-   0.5 BLEU, 2 % of the base's perplexity. A difference smaller than that is not one a reader of
-   the book would act on, however sure.
+   0.5 BLEU, 2 % of the base's perplexity, 0.5 points of a classifier's accuracy. A difference smaller
+   than that is not one a reader of the book would act on, however sure.
 
 Otherwise the choice is "within the noise". The rule's false-positive rate, the chance that a
 choice with no effect at all gets a direction, is at most 5 % and smaller with the minimum
@@ -52,6 +52,7 @@ MEASURES: dict[str, Measure] = {
     "bleu": Measure(0.5, unit=" BLEU"),
     "perplexity": Measure(0.02, lower_is_better=True, relative=True, digits=3),  # 2 % of the base's
     "valid_loss": Measure(0.02, lower_is_better=True, relative=True, digits=3),
+    "accuracy": Measure(0.005, unit=" points", scale=100.0),  # a classifier's test accuracy: 0.5 points
 }
 
 

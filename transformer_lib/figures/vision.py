@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from numbers import Real
+
 import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from ..validation import check_positive_int, check_sentence
+from ..validation import (
+    check_instance,
+    check_int,
+    check_items,
+    check_number,
+    check_positive_int,
+    check_sentence,
+)
 from ..validation_tensors import check_finite, check_ndim, check_tensor
 from .display import BOOK_TEMPLATE
 
@@ -43,3 +52,50 @@ def patch_attention_figure(image: torch.Tensor, weights: torch.Tensor, patch: in
                          scaleanchor="x" if col == 1 else "x2")
     fig.update_layout(template=BOOK_TEMPLATE, title=dict(text=title), height=380)
     return fig
+
+
+def learning_curve_figure(curve: dict[str, dict[int, list[float]]], title: str) -> go.Figure:
+    """Test accuracy against the number of training images, a line a model ({model: {n: [accuracy per
+    seed]}}): the median over the seeds, with bars from the lowest seed to the highest. Each model has its
+    own marker and dash as well as its colour (and the legend names them), so no colour alone tells them apart."""
+    check_sentence("title", title)
+    _check_curve(curve)
+    fig = go.Figure()
+    for (name, by_size), symbol, dash in zip(curve.items(), ("circle", "square", "diamond", "triangle-up"),
+                                             ("solid", "dash", "dot", "dashdot"), strict=False):
+        sizes = sorted(by_size)
+        values = [sorted(by_size[n]) for n in sizes]
+        median = [100 * v[len(v) // 2] if len(v) % 2 else 50 * (v[len(v) // 2 - 1] + v[len(v) // 2]) for v in values]
+        low, high = [100 * v[0] for v in values], [100 * v[-1] for v in values]
+        fig.add_trace(go.Scatter(
+            x=sizes, y=median, name=name, mode="lines+markers", line=dict(width=2, dash=dash),
+            marker=dict(symbol=symbol, size=9),
+            error_y=dict(type="data", symmetric=False, array=[h - m for h, m in zip(high, median, strict=True)],
+                         arrayminus=[m - lo for m, lo in zip(median, low, strict=True)], thickness=1.2, width=4),
+            customdata=list(zip(low, high, strict=True)),
+            hovertemplate=(f"{name}<br>%{{x}} training images: %{{y:.1f}}% (median; "
+                           "seeds from %{customdata[0]:.1f}% to %{customdata[1]:.1f}%)<extra></extra>")))
+    fig.update_xaxes(title_text="training images (log scale)", type="log", tickvals=sorted({n for b in curve.values()
+                                                                                            for n in b}))
+    fig.update_yaxes(title_text="test accuracy, % (median over seeds; bars: lowest to highest)")
+    fig.update_layout(template=BOOK_TEMPLATE, title=dict(text=title), height=420, showlegend=True,
+                      legend=dict(orientation="h", y=-0.25), margin=dict(r=40))
+    return fig
+
+
+def _check_curve(curve: object) -> None:
+    """{model name: {training-set size: [accuracies in [0, 1], one per seed]}}, at least one of each."""
+    what = "{model: {training images: [accuracy per seed]}}"
+    check_instance("curve", curve, dict, what)
+    if not curve or len(curve) > 4:
+        raise ValueError(f"curve: expected 1 to 4 models (each has its own marker and dash), got {len(curve)}")
+    for name, by_size in curve.items():
+        check_sentence("curve's model names", name)
+        check_instance(f"curve[{name!r}]", by_size, dict, "{training images: [accuracy per seed]}")
+        if not by_size:
+            raise ValueError(f"curve[{name!r}]: expected one or more training-set sizes, got none")
+        for n, accuracies in by_size.items():
+            check_int(f"curve[{name!r}]'s sizes", n, minimum=1)
+            for i, a in enumerate(check_items(f"curve[{name!r}][{n}]", accuracies, Real, "accuracy")):
+                if not 0.0 <= check_number(f"curve[{name!r}][{n}][{i}]", a) <= 1.0:
+                    raise ValueError(f"curve[{name!r}][{n}][{i}]: expected an accuracy in [0, 1], got {a}")
