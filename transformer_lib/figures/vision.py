@@ -75,9 +75,10 @@ def learning_curve_figure(curve: dict[str, dict[int, list[float]]], title: str) 
             customdata=list(zip(low, high, strict=True)),
             hovertemplate=(f"{name}<br>%{{x}} training images: %{{y:.1f}}% (median; "
                            "seeds from %{customdata[0]:.1f}% to %{customdata[1]:.1f}%)<extra></extra>")))
-    fig.update_xaxes(title_text="training images (log scale)", type="log", tickvals=sorted({n for b in curve.values()
-                                                                                            for n in b}))
-    fig.update_yaxes(title_text="test accuracy, % (median over seeds; bars: lowest to highest)")
+    sizes = sorted({n for by_size in curve.values() for n in by_size})
+    fig.update_xaxes(title_text="training images (log scale)", type="log", tickvals=sizes,
+                     ticktext=[f"{n:,}" for n in sizes])
+    fig.update_yaxes(title_text="test accuracy (%)")
     fig.update_layout(template=BOOK_TEMPLATE, title=dict(text=title), height=420, showlegend=True,
                       legend=dict(orientation="h", y=-0.25), margin=dict(r=40))
     return fig
