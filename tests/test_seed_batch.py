@@ -44,10 +44,12 @@ def test_each_seed_is_trained_as_fit_classifier_trains_it_alone() -> None:
         torch.set_default_dtype(default)
 
 
-def test_masked_lm_seeds_train_as_train_masked_lm() -> None:
+@pytest.mark.parametrize("tied", [False, True], ids=["own output matrix", "output tied to the embedding"])
+def test_masked_lm_seeds_train_as_train_masked_lm(tied: bool) -> None:
     vocab = Vocab(["le", "chat", "dort", "la", "souris", "mange"])
     ids = encode_sentences(["le chat dort", "la souris mange", "le chat mange la souris"], vocab)
-    config = CONFIG.replace(src_vocab_size=mask_id(vocab) + 1, tgt_vocab_size=mask_id(vocab) + 1)
+    config = CONFIG.replace(src_vocab_size=mask_id(vocab) + 1, tgt_vocab_size=mask_id(vocab) + 1,
+                            tie_output_embedding=tied)
     default = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
@@ -64,6 +66,7 @@ def test_masked_lm_seeds_train_as_train_masked_lm() -> None:
         assert losses.shape == (4, 2)
         assert torch.allclose(losses[:, 1], torch.tensor(alone_losses), rtol=0, atol=1e-10)
         assert _same_weights(models[1], alone) < 1e-10
+        assert (models[1].mlm_head.weight is models[1].embed.token.embedding.weight) == tied
     finally:
         torch.set_default_dtype(default)
 

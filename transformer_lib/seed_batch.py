@@ -30,6 +30,20 @@ def _function(name: str, value: object, what: str) -> None:
         raise TypeError(f"{name}: expected {what}, got {type(value).__name__}")
 
 
+def _structure(model: nn.Module) -> nn.Module:
+    """A copy of ``model`` on the meta device (its structure, no values), with the parameters ``model`` shares
+    between modules (a tied output embedding) shared again: ``.to("meta")`` gives each name its own tensor,
+    and ``functional_call`` would then leave the second name's meta tensor in the computation."""
+    template = copy.deepcopy(model).to("meta")
+    first_name: dict[int, str] = {}
+    for name, parameter in model.named_parameters(remove_duplicate=False):
+        shared = first_name.setdefault(id(parameter), name)
+        if shared != name:
+            owner, _, attribute = name.rpartition(".")
+            setattr(template.get_submodule(owner), attribute, template.get_parameter(shared))
+    return template
+
+
 def fit_seeds(build: Callable[[], nn.Module], seeds: Sequence[int],
               draw: Callable[[torch.Generator], tuple[Tensor, ...]],
               loss: Callable[..., Tensor], *, steps: int, lr: float) -> tuple[list[nn.Module], Tensor]:
@@ -53,7 +67,7 @@ def fit_seeds(build: Callable[[], nn.Module], seeds: Sequence[int],
     with torch.no_grad():
         loss(models[0], *draw(torch.Generator().manual_seed(seeds[0])))
     params, buffers = stack_module_state(models)  # name -> (n_seeds, ...) leaf tensors
-    template = copy.deepcopy(models[0]).to("meta")  # the structure only
+    template = _structure(models[0])
 
     def one_loss(p: dict[str, Tensor], b: dict[str, Tensor], *batch: Tensor) -> Tensor:
         return loss(lambda *inputs: functional_call(template, (p, b), inputs), *batch)
