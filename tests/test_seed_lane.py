@@ -80,3 +80,20 @@ def test_the_appendix_table_counts_the_claims_and_names_each_that_failed_on_a_se
         seed_claims_table({**CLAIMS, "asserts": [CLAIMS["asserts"][0], {"notebook": "07_a.ipynb"}]})
     with pytest.raises(TypeError, match=r"results\['seeds'\]: expected a list of seeds, got str"):
         seed_claims_table({**CLAIMS, "seeds": "0-9"})
+
+
+def test_running_one_notebook_replaces_only_its_findings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    stored = json.loads((ROOT / "book" / "data" / "seed_claims.json").read_text())
+    out = tmp_path / "seed_claims.json"
+    out.write_text(json.dumps(stored))
+    monkeypatch.setattr(seed_claims, "OUT", out)
+    chapter9 = "09_beyond_translation.ipynb"
+    new_run = {"notebook": chapter9, "seed": 0, "seconds": 1.0}
+    new_row = {"notebook": chapter9, "cell": 1, "line": 1, "assert": "assert True", "held": 10, "seeds": 10}
+    runs, rows = seed_claims.kept([f"book/{chapter9}"], stored["seeds"], [new_run], [new_row])
+    assert [r for r in runs if r["notebook"] != chapter9] == [r for r in stored["runs"] if r["notebook"] != chapter9]
+    assert [r for r in rows if r["notebook"] != chapter9] == [r for r in stored["asserts"] if r["notebook"] != chapter9]
+    assert [r for r in runs if r["notebook"] == chapter9] == [new_run]
+    assert [r for r in rows if r["notebook"] == chapter9] == [new_row]
+    # other seeds are another experiment: nothing of the stored file is kept
+    assert seed_claims.kept([f"book/{chapter9}"], [1, 2], [new_run], [new_row]) == ([new_run], [new_row])
