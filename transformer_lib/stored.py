@@ -273,7 +273,7 @@ STORED: dict[str, StoredResult] = {s.name: s for s in (
                  "checking: one run, about 40 s"),
     StoredResult("digit_curve", PRETRAINED / "digit_curve.json", "pretrained.digit_curve.compute_digit_curve",
                  _digit_curve_write, _digit_curve_check,
-                 "writing: about a minute of one core; checking: the smallest size again, about 15 s"),
+                 "writing: half a minute of one core; checking: the smallest size again, about 8 s"),
     StoredResult("seed_claims", ROOT / "book" / "data" / "seed_claims.json",
                  "benchmarks/seed_claims.py (nbclient, BOOK_SEED 0-9)", _seed_claims_write, _seed_claims_check,
                  "writing: about half an hour on one core; checking: a second"),

@@ -3,8 +3,8 @@
 Chapter 9 trains three models on the digits in front of the reader (``digit_classifiers``: a Vision
 Transformer, a small convolutional network and one linear layer, the same steps and batches for each,
 five seeds side by side). How each one's accuracy grows with the number of training images is the same
-training at four sizes, twenty models a kind: about a minute of one core, more than the chapter's whole
-budget. ``compute_digit_curve`` computes it; ``tools/store.py digit_curve`` stores it in
+training at four sizes, twenty models a kind: half a minute of one core, as much as the rest of the
+chapter. ``compute_digit_curve`` computes it; ``tools/store.py digit_curve`` stores it in
 ``digit_curve.json`` (package data: chapter 9 downloaded alone finds it); the chapter draws and asserts on
 the stored numbers; ``tests/test_stored.py`` checks that the recipe stored is today's and trains the
 smallest size again (``transformer_lib.stored``).
