@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import statistics
 import subprocess
 import sys
 from collections.abc import Callable
@@ -215,7 +216,7 @@ def _digit_curve_write() -> str:
     torch.set_num_threads(1)
     curve = compute_digit_curve()
     _json(DIGIT_CURVE_PATH, {"recipe": digit_curve_recipe(), "accuracy": curve})
-    return "; ".join(f"{name}: {', '.join(f'{n} images {sorted(a)[len(a) // 2]:.1%}' for n, a in by_size.items())}"
+    return "; ".join(f"{name}: {', '.join(f'{n} images {statistics.median(a):.1%}' for n, a in by_size.items())}"
                      for name, by_size in curve.items())
 
 
@@ -231,7 +232,7 @@ def check_digit_curve(data: dict, again: dict[str, dict[str, list[float]]]) -> N
         assert all(len(a) == len(DIGIT_CURVE_SEEDS) for a in by_size.values()), f"digit_curve: {name}: seeds"
     for name, by_size in again.items():
         for n, accuracies in by_size.items():
-            stored, today = (sorted(a)[len(a) // 2] for a in (data["accuracy"][name][n], accuracies))
+            stored, today = statistics.median(data["accuracy"][name][n]), statistics.median(accuracies)
             assert abs(stored - today) <= DIGIT_CURVE_TOLERANCE, (
                 f"digit_curve: {name} on {n} images: median {stored:.3f} stored, {today:.3f} today")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from numbers import Real
 
 import plotly.graph_objects as go
@@ -9,10 +10,10 @@ import torch
 from plotly.subplots import make_subplots
 
 from ..validation import (
+    check_fraction,
     check_instance,
     check_int,
     check_items,
-    check_number,
     check_positive_int,
     check_sentence,
 )
@@ -64,9 +65,8 @@ def learning_curve_figure(curve: dict[str, dict[int, list[float]]], title: str) 
     for (name, by_size), symbol, dash in zip(curve.items(), ("circle", "square", "diamond", "triangle-up"),
                                              ("solid", "dash", "dot", "dashdot"), strict=False):
         sizes = sorted(by_size)
-        values = [sorted(by_size[n]) for n in sizes]
-        median = [100 * v[len(v) // 2] if len(v) % 2 else 50 * (v[len(v) // 2 - 1] + v[len(v) // 2]) for v in values]
-        low, high = [100 * v[0] for v in values], [100 * v[-1] for v in values]
+        median = [100 * statistics.median(by_size[n]) for n in sizes]
+        low, high = [100 * min(by_size[n]) for n in sizes], [100 * max(by_size[n]) for n in sizes]
         fig.add_trace(go.Scatter(
             x=sizes, y=median, name=name, mode="lines+markers", line=dict(width=2, dash=dash),
             marker=dict(symbol=symbol, size=9),
@@ -98,5 +98,4 @@ def _check_curve(curve: object) -> None:
         for n, accuracies in by_size.items():
             check_int(f"curve[{name!r}]'s sizes", n, minimum=1)
             for i, a in enumerate(check_items(f"curve[{name!r}][{n}]", accuracies, Real, "accuracy")):
-                if not 0.0 <= check_number(f"curve[{name!r}][{n}][{i}]", a) <= 1.0:
-                    raise ValueError(f"curve[{name!r}][{n}][{i}]: expected an accuracy in [0, 1], got {a}")
+                check_fraction(f"curve[{name!r}][{n}][{i}]", a, "an accuracy")

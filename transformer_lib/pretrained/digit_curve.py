@@ -25,7 +25,7 @@ from ..validation import check_int, check_items
 from ..vision import DIGIT_SIZE, N_DIGITS, DigitCNN, VisionTransformer, load_digit_images
 
 DIGIT_CURVE_PATH = Path(__file__).with_name("digit_curve.json")
-# one layer, two heads of 8: the smallest encoder that learns the digits on every seed in DIGIT_STEPS
+# one layer, two heads of 8: far above chance on every seed of ten in DIGIT_STEPS (chapter 9's asserts)
 DIGIT_VIT = TransformerConfig(d_model=16, n_heads=2, n_encoder_layers=1, d_ff=32, dropout=0.0, norm_first=True,
                               max_len=16)
 DIGIT_CNN_CHANNELS = 8  # the first convolution's filters (the second has twice as many)
