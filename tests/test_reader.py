@@ -182,6 +182,39 @@ def test_reader_phone_keyboard_offline(site: Path, browser) -> None:
     assert not problems, json.dumps(problems, indent=1)
 
 
+# Colours without contrast on the code boxes' background (#f3f4f5): a token class everywhere (keywords), or
+# one span alone, the last name in the last code cell shown (not folded) that has names.
+KEYWORDS_JS = """() => {
+  const style = document.createElement('style');
+  style.textContent = '.highlight .k { color: #c8c8c8 !important; }';
+  document.head.appendChild(style);
+  return document.querySelectorAll('.highlight .k').length;
+}"""
+ONE_SPAN_JS = """() => {
+  const names = [...document.querySelectorAll('.cell:not([class*="tag_hide"]) .cell_input .highlight')]
+    .map(b => b.querySelectorAll('span.n')).filter(n => n.length).pop();
+  names[names.length - 1].style.color = '#d0d0d0';
+  return names.length;
+}"""
+
+
+def test_axe_finds_a_code_colour_without_contrast(site: Path, browser) -> None:
+    """axe sees one span of each style in each code box (tests/reader_checks.py, ``AXE_JS``): a keyword
+    colour without contrast is found, and so is a single span's in the page's last shown code cell with
+    names. (Without the plants the page has no violation: ``test_reader_phone_keyboard_offline``.)"""
+    found = {}
+    with serve(site) as base:
+        for plant in (KEYWORDS_JS, ONE_SPAN_JS):
+            context, page = open_page(browser, base + "book/02_embeddings.html", DESKTOP)
+            found[plant] = (page.evaluate(plant), axe_violations(page))
+            context.close()
+    (keywords, [keyword]), (names, [name]) = found[KEYWORDS_JS], found[ONE_SPAN_JS]
+    assert keywords > 50 and keyword.startswith("color-contrast (serious)"), keyword
+    assert re.search(r"\.k(:nth-child\(\d+\))?$", keyword), keyword  # a keyword is named
+    assert names > 1 and name.startswith("color-contrast (serious): 1x"), name
+    assert re.search(r"\.n(:nth-child\(\d+\))?$", name), name  # the name
+
+
 TABLE3_JS = """() => {
   const section = document.querySelector('section[id*="table-3"]');
   const tables = [...section.querySelectorAll('table.tc-table3')];
