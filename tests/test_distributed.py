@@ -298,8 +298,26 @@ def _one_line_and_exit_2(launch: subprocess.CompletedProcess, message: str) -> N
 
 
 @pytest.mark.parametrize("name", BAD_FLAGS)
-def test_through_the_launcher_each_bad_flag_is_one_line_and_exit_2(name, tmp_path):
+def test_the_launcher_refuses_each_bad_flag_in_one_line_before_it_starts_a_process(name, tmp_path, capsys,
+                                                                                   monkeypatch):
+    from transformer_lib.train import launch
+
+    started = []
+    monkeypatch.setattr(launch, "launch", lambda *args: started.append(args) or 0)
     flags, message = BAD_FLAGS[name]
+    with pytest.raises(SystemExit) as stop:
+        launch.main(["--nproc-per-node", "2", *_placed(flags, tmp=tmp_path, out=tmp_path / "x")])
+    assert stop.value.code == 2 and started == []
+    out, err = capsys.readouterr()
+    line, *more = err.strip().splitlines()
+    assert out == "" and more == [] and line.startswith("python -m transformer_lib.train: error: ") and message in line
+    assert not (tmp_path / "x").exists()
+
+
+def test_through_the_launcher_a_bad_flag_is_one_line_and_exit_2(tmp_path):
+    """The command itself, in its own process: status 2, the one line, nothing on stdout (every flag of
+    ``BAD_FLAGS`` is refused so in this process, above)."""
+    flags, message = BAD_FLAGS["pairs"]
     _one_line_and_exit_2(_launch(*_placed(flags, tmp=tmp_path, out=tmp_path / "x")), message)
     assert not (tmp_path / "x").exists()
 

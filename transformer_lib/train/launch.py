@@ -7,8 +7,11 @@ system gives it, ``localhost:0``: no port is chosen and released), and differs i
 when a process fails. ``torchrun`` exits with status 1 whatever the status of the failed process,
 after a traceback and a summary, some 35 lines (it re-raises ``ChildFailedError``). Here:
 
-* a usage or data error (a process exits with status 2, after rank 0 printed the one line): exit
-  status 2, and nothing more is printed;
+* a bad flag: the one line and status 2 before any process starts (the flags are checked here as
+  each process checks them);
+* a usage or data error in the processes (a process exits with status 2, after rank 0 printed the
+  one line: a data file's error is met only as the processes read it): exit status 2, and nothing
+  more is printed;
 * any other failure (an exception, a signal): exit status 1, and one line naming each rank that
   failed and how, earliest first (their own errors are above it). A process that failed only
   because another died first (``stops.PEER_LOST_STATUS``) is not named: the one that died is. A
@@ -34,6 +37,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+from . import cli
 from .cli import positive
 from .stops import LAUNCHER_ENV, PEER_LOST_STATUS
 
@@ -139,6 +143,9 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args, command = parser().parse_known_args(argv)
+    # The command's flags checked here first, as each process will check them: a mistake is its one line
+    # and status 2 at once, before any process starts (each would import torch and meet the same error).
+    cli.parse(command)
     return launch(args.nproc_per_node, [*COMMAND, *command])
 
 
