@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -55,11 +56,20 @@ def test_narrow_keys_shrink_queries_and_keys_only():
     assert all(m.w_q.out_features == m.n_heads * m.d_qk and m.w_v.out_features == m.d_model for m in narrowed)
 
 
-def test_quick_mode_writes_both_budgets_for_both_variants(tmp_path):
-    out = tmp_path / "table3.json"
-    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "table3.py"), "--quick", "--out", str(out)],
-                   check=True, cwd=ROOT, capture_output=True, text=True)
-    data = json.loads(out.read_text())
+QUICK = [sys.executable, str(ROOT / "benchmarks" / "table3.py"), "--quick"]
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``table3.py --quick`` once (its worker pool), for the tests of what it writes and of what a second run
+    of the same file does."""
+    out = tmp_path_factory.mktemp("table3") / "table3.json"
+    subprocess.run([*QUICK, "--out", str(out)], check=True, cwd=ROOT, capture_output=True, text=True)
+    return out
+
+
+def test_quick_mode_writes_both_budgets_for_both_variants(quick_run):
+    data = json.loads(quick_run.read_text())
     assert data["complete"] and data["quick"] and data["budgets"] == list(table3.QUICK["budgets"])
     assert {(r["variant"], r["seed"]) for r in data["runs"]} == {(v, s) for v in table3.QUICK["variants"]
                                                                   for s in range(table3.QUICK["seeds"])}
@@ -122,12 +132,12 @@ def test_the_placebo_is_the_base_from_other_seeds() -> None:
     assert placebo.seed == PLACEBO_SEEDS + 3 and placebo == TABLE3_VARIANTS["base"].book_recipe(PLACEBO_SEEDS + 3)
 
 
-def test_the_benchmark_appends_and_refuses_to_mix(tmp_path) -> None:
+def test_the_benchmark_appends_and_refuses_to_mix(quick_run, tmp_path) -> None:
     out = tmp_path / "table3.json"
-    command = [sys.executable, str(ROOT / "benchmarks" / "table3.py"), "--quick", "--out", str(out), "--workers", "1"]
-    subprocess.run(command, check=True, cwd=ROOT, capture_output=True, text=True)
+    shutil.copy(quick_run, out)
     first = json.loads(out.read_text())
-    again = subprocess.run(command, check=True, cwd=ROOT, capture_output=True, text=True)
+    again = subprocess.run([*QUICK, "--out", str(out), "--workers", "1"], check=True, cwd=ROOT, capture_output=True,
+                           text=True)
     assert "4 runs kept, 0 to go" in again.stdout
     second = json.loads(out.read_text())
     assert second["runs"] == first["runs"] and len(second["sessions"]) == 2  # nothing rerun, nothing overwritten
