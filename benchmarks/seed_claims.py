@@ -25,15 +25,16 @@ import datetime
 import json
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import nbformat
-from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tools.ipc_kernels import IpcKernelManager  # noqa: E402 -- the repository's tools, from this checkout
+
 # The notebooks with a cell that trains or samples: chapter 6 trains only in a cell a reader switches on
 # (TRAIN_LIVE), and the appendices read stored results.
 TRAINING_NOTEBOOKS = ("book/07_training_inference.ipynb", "book/08_language_model.ipynb",
@@ -93,19 +94,18 @@ def run(path: Path, seed: int) -> tuple[dict[tuple[int, int], bool], list[tuple[
     started = time.perf_counter()
     old_env = dict(os.environ)
     os.environ.update(env)  # the kernel inherits this process's environment
-    # The kernel talks over IPC files in a folder of its own, not TCP ports: a port picked free and
-    # released before the kernel binds it can be taken meanwhile on a busy machine (it was, in this lane).
-    with tempfile.TemporaryDirectory() as sockets:
-        km = KernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "kernel"))
-        client = NotebookClient(nb, km=km, timeout=1800, allow_errors=True,
-                                resources={"metadata": {"path": str(path.parent)}})
-        try:
-            client.execute()
-        finally:
-            os.environ.clear()
-            os.environ.update(old_env)
-            if km.has_kernel:  # nbclient shuts down only the kernels it started itself
-                km.shutdown_kernel(now=True)
+    # The kernel talks over socket files, not TCP ports: a port picked free and released before the kernel
+    # binds it can be taken meanwhile on a busy machine (it was, in this lane): tools/ipc_kernels.py
+    km = IpcKernelManager(kernel_name="python3")
+    client = NotebookClient(nb, km=km, timeout=1800, allow_errors=True,
+                            resources={"metadata": {"path": str(path.parent)}})
+    try:
+        client.execute()
+    finally:
+        os.environ.clear()
+        os.environ.update(old_env)
+        if km.has_kernel:  # nbclient shuts down only the kernels it started itself
+            km.shutdown_kernel(now=True)
     seconds = time.perf_counter() - started
     error = next((f"cell {i - 1}: {o.get('ename')}: {o.get('evalue', '')[:200]}" for i, c in enumerate(nb.cells)
                   if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"), None)

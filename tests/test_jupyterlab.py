@@ -43,6 +43,7 @@ import re
 import secrets
 import shutil
 import subprocess
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -121,6 +122,8 @@ def lab(tmp_path_factory: pytest.TempPathFactory, reader_venv: Path) -> Iterator
         (settings / name).parent.mkdir(parents=True, exist_ok=True)
         (settings / name).write_text(text)
     token = secrets.token_hex(16)
+    # The runtime folder holds the kernels' socket files: a short path (a Unix socket's is limited to 107 bytes)
+    runtime = Path(tempfile.mkdtemp(prefix="lab-"))
     env = {
         **reader_env.clean_env(),
         "PATH": os.pathsep.join([str(venv / "bin"), os.environ.get("PATH", "")]),
@@ -128,7 +131,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, reader_venv: Path) -> Iterator
         # The lowest CPU dispatch, as on a reader's older CPU: outputs that hang on the vector
         # instructions (the stored ones were computed with AVX-512) fail here, not on the reader's machine.
         "ATEN_CPU_CAPABILITY": "default",
-        "JUPYTER_CONFIG_DIR": str(base / "config"), "JUPYTER_RUNTIME_DIR": str(base / "runtime"),
+        "JUPYTER_CONFIG_DIR": str(base / "config"), "JUPYTER_RUNTIME_DIR": str(runtime),
         "JUPYTERLAB_SETTINGS_DIR": str(settings), "JUPYTERLAB_WORKSPACES_DIR": str(base / "workspaces"),
         "IPYTHONDIR": str(base / "ipython"),
     }
@@ -138,9 +141,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory, reader_venv: Path) -> Iterator
         "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.extension_manager=readonly", "--LabApp.expose_app_in_browser=True",
         "--allow-root",  # CI runs as root
+        # Kernels meet the server over socket files in the runtime folder, not TCP ports picked free and
+        # released before the kernel binds them (tools/ipc_kernels.py says why)
+        "--KernelManager.transport=ipc",
     ]
-    (base / "runtime").mkdir()
-    server, url = started_server(command, root, env, base / "runtime", base / "server.log", token)
+    server, url = started_server(command, root, env, runtime, base / "server.log", token)
     try:
         yield f"{url}|{token}"
     finally:
@@ -149,6 +154,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory, reader_venv: Path) -> Iterator
             server.wait(timeout=20)
         except subprocess.TimeoutExpired:
             server.kill()
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 # The notebook in the main area, through the app JupyterLab exposes (expose_app_in_browser).

@@ -11,10 +11,10 @@ from the start never is. (With the demo's old free-port helper put back, the fir
 EADDRINUSE in two of its four demos.)
 
 All of it runs in a network of its own (``unshare --net``, its loopback brought up), so that the
-ports it takes are nobody else's: Jupyter's kernels, which the main run starts beside it, choose
-their ports and release them the same way. That network has no name service, so torch's C++
-warning that it cannot name a client socket is silenced there (``TORCH_CPP_LOG_LEVEL=ERROR``): the
-module's tests count the lines a command writes.
+ports it takes are nobody else's: the main run beside it opens servers and connections of its own
+(its Jupyter kernels meet over socket files, tools/ipc_kernels.py, not ports). That network has no
+name service, so torch's C++ warning that it cannot name a client socket is silenced there
+(``TORCH_CPP_LOG_LEVEL=ERROR``): the module's tests count the lines a command writes.
 
 Minutes long: ``tools/test.sh`` runs it (``-m stress``) in the lane beside the main run, and leaves
 ``tests/test_distributed.py`` out of the main run, since this runs it. Run as a script, it is the
