@@ -19,7 +19,7 @@ set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "transformer-book-hypothes
 settings.register_profile("book", derandomize=True, database=None, max_examples=30, deadline=None, print_blob=False)
 settings.load_profile("book")
 
-# With pytest-xdist (``pytest -n 2``), a worker takes one group of tests at a time: a test module or a
+# With pytest-xdist (``pytest -n 3``), a worker takes one group of tests at a time: a test module or a
 # notebook (its module-scoped fixtures are made once; a notebook's cells run in order in one kernel),
 # except that the modules which share one of these session fixtures form one group, on one worker:
 # the book is built once, and the PDF's print page, which tools/build_pdf.py adds to the built site
