@@ -6,7 +6,9 @@ in between, and the kernel dies before it answers ("Kernel died before replying 
 fresh clone's CI lost chapter 9's notebook so, beside the browser tests' connections). With
 ``transport="ipc"`` the kernel binds socket files in a folder of this process's own instead: no port is
 chosen, released and taken again (issue 49). nbval's kernels use it (the repository's conftest.py), as
-do the seed lane's (``benchmarks/seed_claims.py``) and ``tools/execute_notebooks.py``'s.
+do the seed lane's (``benchmarks/seed_claims.py``); JupyterLab's kernels get the same transport from its
+``--KernelManager.transport=ipc`` (tests/test_jupyterlab.py). The tools that run one notebook alone on a
+quiet machine (``tools/execute_notebooks.py``, ``benchmarks/chapter_times.py``) still use TCP ports.
 """
 
 from __future__ import annotations

@@ -38,7 +38,6 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from . import cli
-from .cli import positive
 from .stops import LAUNCHER_ENV, PEER_LOST_STATUS
 
 if TYPE_CHECKING:
@@ -136,7 +135,7 @@ def parser() -> argparse.ArgumentParser:
                 description="Start N processes of `python -m transformer_lib.train` on this machine, as "
                             "torchrun does, and exit with status 2 after a usage or data error (one line, "
                             "from rank 0), 1 after any other failure (one line naming the rank).")
-    p.add_argument("--nproc-per-node", type=positive(int), required=True, metavar="N",
+    p.add_argument("--nproc-per-node", type=cli.positive(int), required=True, metavar="N",
                    help="processes to start (one per GPU; on CPU, any number)")
     return p
 
