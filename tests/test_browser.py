@@ -12,8 +12,9 @@ HTML page is opened in Debian's chromium through playwright. For each page:
 * MathJax has typeset every equation, and no raw ``$$`` or ``\\[`` is left in the text; it does so
   when the book is built (book/_ext/static_math.py): a page without saved widgets loads no MathJax.
 
-A screenshot of each page goes to screenshots/ (look at them: a blank plot is a bug). Without
-chromium the test fails with a message saying how to install it.
+A page whose bertviz views were drawn is photographed then (screenshots/, look at it); every page, at
+both widths, is photographed by tests/test_reader.py's walk before anything is pressed (a blank plot
+is a bug). Without chromium the test fails with a message saying how to install it.
 """
 
 from __future__ import annotations
@@ -164,8 +165,11 @@ def check_page(browser, url: str, html: str, screenshot: Path, redirect_html: st
         problems.append(f"MathJax: {state['math']} equations, {state['math_typeset']} typeset")
     if state["raw_tex"]:
         problems.append(f"MathJax: {state['raw_tex']} raw TeX delimiters left in the text")
-    screenshot.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(screenshot), full_page=True)
+    # The bertviz views as drawn; every page as it arrives is the reader walk's screenshot (a second full
+    # page of each would cost CI about a minute of chromium's CPU).
+    if state["bertviz"]:
+        screenshot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(screenshot), full_page=True)
     context.close()
     return {"state": state, "problems": problems, "loaded_before_use": loaded_before_use}
 

@@ -47,6 +47,10 @@ def live_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield base + "index.html"
 
 
+def _number(value: object) -> bool:
+    return type(value) in (int, float)
+
+
 def _close(a: object, b: object, where: str) -> float:
     """Tokens and structure equal, numbers within TOLERANCE; returns the largest difference."""
     if isinstance(a, float) or isinstance(b, float):
@@ -55,6 +59,16 @@ def _close(a: object, b: object, where: str) -> float:
         return abs(a - b)
     if isinstance(a, list | tuple):
         assert isinstance(b, list | tuple) and len(a) == len(b), f"{where}: {a!r:.200} != {b!r:.200}"
+        if a and all(_number(x) for x in a) and all(_number(y) for y in b):  # a row of numbers, at once
+            x, y = np.array(a, dtype=np.float64), np.array(b, dtype=np.float64)
+            if all(type(v) is int for v in (*a, *b)):
+                assert np.array_equal(x, y), f"{where}: {a!r:.200} != {b!r:.200}"
+                return 0.0
+            gap = np.abs(x - y)
+            wrong = ~(gap <= TOLERANCE)  # NaN is wrong too
+            first = int(np.argmax(wrong))
+            assert not wrong[first], f"{where}[{first}]: {a[first]} != {b[first]}"
+            return float(gap.max())
         return max([0.0, *(_close(x, y, f"{where}[{i}]") for i, (x, y) in enumerate(zip(a, b, strict=True)))])
     if isinstance(a, dict):
         assert isinstance(b, dict), where
@@ -69,7 +83,7 @@ def test_the_page_traces_as_the_library(checkpoint, browser, live_url: str) -> N
     assert len(sentences) >= 25
     visit = Visit(browser, live_url)
     try:
-        in_page = visit.page.evaluate("""async (sentences) => { const out = [];
+        in_page = visit.evaluate_json("""async (sentences) => { const out = [];
           for (const s of sentences) for (const beam of [1, 2, 3, 4]) out.push(await window.bookModel.trace(s, {beam}));
           return out; }""", sentences)
         at_step = visit.page.evaluate("(s) => window.bookModel.trace(s, {beam: 2, step: 3})", sentences[0])

@@ -87,7 +87,7 @@ def test_every_snapshot_translates_as_the_library(checkpoints, browser, url: str
     assert len(texts) >= 25
     visit = Visit(browser, url)
     try:
-        results = visit.page.evaluate(
+        results = visit.evaluate_json(
             "async ([texts, steps]) => { const out = {}; for (const step of steps) { out[step] = [];"
             " for (const t of texts) out[step].push(await window.bookModel.translate(t, {step})); } return out; }",
             [texts, STEPS])

@@ -19,10 +19,22 @@ if [ "${1:-}" = "--portability" ]; then
   shift
 fi
 started=$(date +%s)
+logs="$(mktemp -d)"
+# The reader's environment (tests/reader_env.py: Binder's libraries, for tests/test_jupyterlab.py and
+# test_installed.py; made once, then reused) is made beside the project's: each is one pip, mostly on one
+# core, and a test that made it would take a core from the others for a minute and a half.
+python="${PYTHON:-python3.11}"
+command -v "$python" >/dev/null || python=python3
+"$python" -c 'import sys; sys.path.insert(0, "tests"); import reader_env; reader_env.reader_venv()' \
+  >"$logs/reader-env.log" 2>&1 &
+reader_env=$!
 bash tools/setup-venv.sh
 bash tools/setup-browser.sh
+if ! wait "$reader_env"; then  # the tests that need it try again, and fail saying why
+  echo "The reader's environment could not be made here:"
+  tail -20 "$logs/reader-env.log"
+fi
 venv="${VENV_DIR:-.venv}"
-logs="$(mktemp -d)"
 echo "setup $(( $(date +%s) - started ))" > "$logs/phases"
 "$venv/bin/ruff" check .
 
