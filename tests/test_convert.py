@@ -14,35 +14,49 @@ from __future__ import annotations
 import random
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 import torch
 
-transformers = pytest.importorskip("transformers")  # pinned in requirements.txt: present wherever tests run
-from transformers import BertConfig, BertModel, GPT2Config, GPT2LMHeadModel  # noqa: E402
-
-from transformer_lib.capture import capture_attention, keep_attention_weights  # noqa: E402
-from transformer_lib.checkpoint import save_checkpoint  # noqa: E402
-from transformer_lib.config import TransformerConfig  # noqa: E402
-from transformer_lib.convert import from_bert, from_gpt2, to_gpt2  # noqa: E402
-from transformer_lib.models import DecoderOnlyTransformer, InputEmbedding  # noqa: E402
-from transformer_lib.pretrained.hub_references import load_reference  # noqa: E402
-from transformer_lib.sampling import sample_continuation  # noqa: E402
+from transformer_lib.capture import capture_attention, keep_attention_weights
+from transformer_lib.checkpoint import save_checkpoint
+from transformer_lib.config import TransformerConfig
+from transformer_lib.convert import from_bert, from_gpt2, to_gpt2
+from transformer_lib.models import DecoderOnlyTransformer, InputEmbedding
+from transformer_lib.pretrained.hub_references import load_reference
+from transformer_lib.sampling import sample_continuation
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
 import hub_references  # noqa: E402  (tools/hub_references.py: the stored models' maker)
-from hub_references import random_weights  # noqa: E402
+from hub_references import random_weights
+
+if TYPE_CHECKING:
+    from transformers import BertConfig, GPT2Config
 
 TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}
 N_CONFIGS = 10
-transformers.logging.set_verbosity_error()  # tiny vocabularies make it warn about GPT-2's token ids
+
+
+class _Transformers:
+    """``transformers``' classes (``hugging_face.GPT2Config``), imported when a test first asks for one: importing the
+    library costs about 4 s of CPU, which every pytest-xdist worker would otherwise pay when it collects."""
+
+    def __getattr__(self, name: str) -> object:
+        import transformers
+
+        transformers.logging.set_verbosity_error()  # tiny vocabularies make it warn about GPT-2's token ids
+        return getattr(transformers, name)
+
+
+hugging_face = _Transformers()
 
 
 def random_gpt2_config(seed: int) -> GPT2Config:
     rng = random.Random(seed)
     heads, d_k = rng.choice([1, 2, 4]), rng.choice([2, 4, 8])
     vocab = rng.randint(20, 80)
-    return GPT2Config(
+    return hugging_face.GPT2Config(
         vocab_size=vocab, n_positions=rng.randint(16, 40), n_embd=heads * d_k, n_layer=rng.randint(1, 3),
         n_head=heads, n_inner=rng.choice([None, rng.randint(8, 40)]),
         activation_function=rng.choice(["gelu_new", "gelu", "relu"]),
@@ -56,7 +70,7 @@ def random_gpt2_config(seed: int) -> GPT2Config:
 def random_bert_config(seed: int) -> BertConfig:
     rng = random.Random(1000 + seed)
     heads, d_k = rng.choice([1, 2, 4]), rng.choice([2, 4, 8])
-    return BertConfig(
+    return hugging_face.BertConfig(
         vocab_size=rng.randint(20, 80), hidden_size=heads * d_k, num_hidden_layers=rng.randint(1, 3),
         num_attention_heads=heads, intermediate_size=rng.randint(8, 40), max_position_embeddings=rng.randint(16, 40),
         type_vocab_size=rng.randint(1, 3), hidden_act=rng.choice(["gelu", "gelu_new", "relu"]),
@@ -105,7 +119,7 @@ def gpt2_batch(vocab_size, eos, length, generator):
 def gpt2_pair(seed, dtype):
     """Random configuration ``seed``: its config, transformers' GPT-2 and the library's copy of it."""
     config = random_gpt2_config(seed)
-    theirs = hf_model(GPT2LMHeadModel, config, dtype, seed)
+    theirs = hf_model(hugging_face.GPT2LMHeadModel, config, dtype, seed)
     return config, theirs, from_gpt2(theirs.state_dict(), config)
 
 
@@ -183,9 +197,9 @@ def test_sampling_stops_on_endoftext_as_transformers_generate_does(seed):
 def test_gpt2_config_ids_outside_the_vocabulary_are_bookkeeping():
     """GPT2Config(vocab_size=50) keeps <|endoftext|> = 50256, as transformers runs it: the library needs
     no special id of GPT-2's, so it reads none (the one it used to mask came from there)."""
-    config = GPT2Config(vocab_size=50, n_layer=1, n_head=2, n_embd=16, n_positions=16, pad_token_id=60000,
+    config = hugging_face.GPT2Config(vocab_size=50, n_layer=1, n_head=2, n_embd=16, n_positions=16, pad_token_id=60000,
                         attn_implementation="eager")
-    theirs = hf_model(GPT2LMHeadModel, config, torch.float64, 0)
+    theirs = hf_model(hugging_face.GPT2LMHeadModel, config, torch.float64, 0)
     ours = from_gpt2(theirs.state_dict(), config)
     ids = torch.tensor([[49, 3, 4, 5, 6, 0]])
     with torch.no_grad():
@@ -195,9 +209,9 @@ def test_gpt2_config_ids_outside_the_vocabulary_are_bookkeeping():
 def test_the_issues_gpt2_with_endoftext_first():
     """The report: GPT2Config(n_layer=2, n_head=4, n_embd=32, vocab_size=50, n_positions=16, bos=eos=49),
     ids [[49, 3, 4, 5, 6]] (0.092 apart when <|endoftext|> was masked as padding)."""
-    config = GPT2Config(n_layer=2, n_head=4, n_embd=32, vocab_size=50, n_positions=16, bos_token_id=49,
+    config = hugging_face.GPT2Config(n_layer=2, n_head=4, n_embd=32, vocab_size=50, n_positions=16, bos_token_id=49,
                         eos_token_id=49, attn_implementation="eager")
-    theirs = hf_model(GPT2LMHeadModel, config, torch.float64, 0)
+    theirs = hf_model(hugging_face.GPT2LMHeadModel, config, torch.float64, 0)
     ids = torch.tensor([[49, 3, 4, 5, 6]])
     with torch.no_grad():
         assert_close(from_gpt2(theirs.state_dict(), config)(ids), theirs(ids).logits, torch.float64, "logits")
@@ -207,7 +221,7 @@ def test_the_issues_gpt2_with_endoftext_first():
 @pytest.mark.parametrize("seed", range(N_CONFIGS))
 def test_bert_is_the_encoder_only_transformer(seed, dtype):
     config = random_bert_config(seed)
-    theirs = hf_model(BertModel, config, dtype, seed)
+    theirs = hf_model(hugging_face.BertModel, config, dtype, seed)
     ours = from_bert(theirs.state_dict(), config)
     generator = torch.Generator().manual_seed(seed)
     # any ids, [PAD] (0) included, which BERT attends to unless the attention mask says it is padding
@@ -235,13 +249,13 @@ def test_bert_is_the_encoder_only_transformer(seed, dtype):
 @pytest.mark.parametrize("seed", range(3))
 def test_to_gpt2_gives_back_the_same_tensors(seed):
     config = random_gpt2_config(seed)
-    state_dict = hf_model(GPT2LMHeadModel, config, torch.float32, seed).state_dict()
+    state_dict = hf_model(hugging_face.GPT2LMHeadModel, config, torch.float32, seed).state_dict()
     back, gpt2_kwargs = to_gpt2(from_gpt2(state_dict, config))
     assert back.keys() == state_dict.keys()
     for name, tensor in state_dict.items():
         assert torch.equal(back[name], tensor), name
     assert from_gpt2(back, gpt2_kwargs).config == from_gpt2(state_dict, config).config
-    theirs = GPT2LMHeadModel(GPT2Config(**gpt2_kwargs, attn_implementation="eager")).eval()
+    theirs = hugging_face.GPT2LMHeadModel(hugging_face.GPT2Config(**gpt2_kwargs, attn_implementation="eager")).eval()
     theirs.load_state_dict(back, strict=True)  # what to_gpt2 wrote opens in transformers, and computes the same
     ids = torch.randint(0, config.vocab_size, (2, 7), generator=torch.Generator().manual_seed(seed))
     with torch.no_grad():
@@ -258,7 +272,7 @@ def test_a_library_model_opens_in_transformers():
     with torch.no_grad():
         ours.lm_head.bias.zero_()
     state_dict, kwargs = to_gpt2(ours)
-    theirs = GPT2LMHeadModel(GPT2Config(**kwargs)).double().eval()
+    theirs = hugging_face.GPT2LMHeadModel(hugging_face.GPT2Config(**kwargs)).double().eval()
     theirs.load_state_dict(state_dict, strict=True)
     ids = torch.randint(0, 29, (2, 11))
     with torch.no_grad():
@@ -267,12 +281,13 @@ def test_a_library_model_opens_in_transformers():
 
 def _gpt2():
     config = random_gpt2_config(0).to_dict()
-    return hf_model(GPT2LMHeadModel, GPT2Config(**config), torch.float32, 0).state_dict(), config
+    model = hf_model(hugging_face.GPT2LMHeadModel, hugging_face.GPT2Config(**config), torch.float32, 0)
+    return model.state_dict(), config
 
 
 def _bert():
     config = random_bert_config(0)
-    return hf_model(BertModel, config, torch.float32, 0).state_dict(), config.to_dict()
+    return hf_model(hugging_face.BertModel, config, torch.float32, 0).state_dict(), config.to_dict()
 
 
 def _without(state_dict, *names):

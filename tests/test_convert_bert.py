@@ -11,12 +11,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-transformers = pytest.importorskip("transformers")  # pinned in requirements.txt: present wherever tests run
-from transformers import BertForMaskedLM, BertForPreTraining  # noqa: E402
+from transformer_lib.convert import BERT_SKIPPED, from_bert
 
-from transformer_lib.convert import BERT_SKIPPED, from_bert  # noqa: E402
-
-from .test_convert import assert_close, hf_model, random_bert_config  # noqa: E402
+from .test_convert import assert_close, hf_model, hugging_face, random_bert_config
 
 TIED = ("cls.predictions.decoder.weight", "cls.predictions.decoder.bias")  # the hub's files leave them out
 
@@ -37,7 +34,7 @@ def bert_inputs(config, seed):
 @pytest.mark.parametrize("seed", range(10))
 def test_masked_lm_logits_are_bert_for_masked_lms(seed, dtype):
     config = random_bert_config(seed)
-    theirs = hf_model(BertForMaskedLM, config, dtype, seed)
+    theirs = hf_model(hugging_face.BertForMaskedLM, config, dtype, seed)
     ours = from_bert(theirs.state_dict(), config)
     assert next(ours.parameters()).dtype == dtype
     ids, types, mask = bert_inputs(config, seed)
@@ -65,7 +62,7 @@ def test_a_hub_checkpoint_loads_whole(seed, pooler):
     """A BertForPreTraining checkpoint, as bert-base-uncased ships: the masked-LM logits are its, the pooler
     is its when there, and the next-sentence head is read past (BERT_SKIPPED says why)."""
     config = random_bert_config(seed)
-    theirs = hf_model(BertForPreTraining, config, torch.float64, seed)
+    theirs = hf_model(hugging_face.BertForPreTraining, config, torch.float64, seed)
     checkpoint = hub_checkpoint(theirs, pooler)
     assert any(key.startswith(tuple(BERT_SKIPPED)) for key in checkpoint)
     assert any("gamma" in key for key in checkpoint) and "cls.predictions.bias" in checkpoint
@@ -84,7 +81,7 @@ def test_a_hub_checkpoint_loads_whole(seed, pooler):
 def test_an_untied_decoder_is_read_as_its_own():
     config = random_bert_config(0)
     config.tie_word_embeddings = False
-    theirs = hf_model(BertForMaskedLM, config, torch.float64, 0)
+    theirs = hf_model(hugging_face.BertForMaskedLM, config, torch.float64, 0)
     state_dict = theirs.state_dict()
     embedding = state_dict["bert.embeddings.word_embeddings.weight"]
     assert not torch.equal(state_dict["cls.predictions.decoder.weight"], embedding)
@@ -97,7 +94,7 @@ def test_an_untied_decoder_is_read_as_its_own():
 
 def _masked_lm():
     config = random_bert_config(0)
-    return hf_model(BertForMaskedLM, config, torch.float32, 0).state_dict(), config
+    return hf_model(hugging_face.BertForMaskedLM, config, torch.float32, 0).state_dict(), config
 
 
 BAD_HEAD = {
