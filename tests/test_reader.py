@@ -19,12 +19,15 @@ Every page of the book (built once per session, tests/conftest.py) is opened in 
 
 The whole-book PDF (tools/build_pdf.py) is printed from the same build and holds every chapter.
 
-Screenshots at 1366 and 390 px go to screenshots/ (``<page>__desktop.png``, ``<page>__phone.png``).
+Screenshots at 1366 and 390 px go to screenshots/ (``<page>__desktop.png``, ``<page>__phone.png``), for a
+person to look at; ``tools/test.sh`` (what CI runs) sets ``BOOK_SCREENSHOTS=0``, and the walk takes none: 34
+full pages cost chromium about a minute and a half of CPU, in a clone whose files nobody opens.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from urllib.parse import urlparse
@@ -36,6 +39,7 @@ from tools.book_browser import ROOT, html_pages, serve
 from .reader_checks import axe_violations, figure_problems, keyboard_problems
 from .test_browser import SCREENSHOTS
 
+WALK_SCREENSHOTS = os.environ.get("BOOK_SCREENSHOTS", "1") != "0"
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1366, "height": 900}
 # Hosts a link may point to: links only, followed by the reader's choice, and sending no page data.
@@ -165,7 +169,8 @@ def test_reader_phone_keyboard_offline(site: Path, browser) -> None:
                                  f"sliders, {figure['keys']} keyboard controls")
                 if not figure["name"]:
                     found.append(f"plotly figure {figure['id']} {figure['title']!r}: no accessible name")
-            screenshot(page, shot(name, "desktop"))  # before the checks scroll and focus
+            if WALK_SCREENSHOTS:
+                screenshot(page, shot(name, "desktop"))  # before the checks scroll and focus
             found += [f"axe, desktop: {v}" for v in axe_violations(page)]
             found += [f"desktop: {p}" for p in figure_problems(page) + keyboard_problems(page)]
             context.close()
@@ -173,7 +178,8 @@ def test_reader_phone_keyboard_offline(site: Path, browser) -> None:
             width = page.evaluate(WIDTH_JS, PHONE["width"])
             if width["width"] > PHONE["width"]:
                 found.append(f"{width['width']} px wide on a {PHONE['width']} px phone: {width['wide']}")
-            screenshot(page, shot(name, "phone"))
+            if WALK_SCREENSHOTS:
+                screenshot(page, shot(name, "phone"))
             found += [f"axe, phone: {v}" for v in axe_violations(page)]
             found += [f"phone: {p}" for p in figure_problems(page) + keyboard_problems(page)]
             context.close()

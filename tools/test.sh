@@ -20,6 +20,9 @@ if [ "${1:-}" = "--portability" ]; then
 fi
 started=$(date +%s)
 logs="$(mktemp -d)"
+# The reader's walk through every page (tests/test_reader.py) takes no screenshots here: they are for a
+# person to look at (run that test alone for them), and 34 full pages cost a minute and a half of CPU.
+export BOOK_SCREENSHOTS=0
 # The reader's environment (tests/reader_env.py: Binder's libraries, for tests/test_jupyterlab.py and
 # test_installed.py; made once, then reused) is made beside the project's: each is one pip, mostly on one
 # core, and a test that made it would take a core from the others for a minute and a half.
