@@ -67,8 +67,8 @@ LONGEST_FIRST = (
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # A name here that is no group would quietly send its group to the end of the run (the shared groups
-    # were once listed by their fixtures' names, and started last: a fresh clone's CI took 4 minutes more).
+    # A name here that is no group would quietly lose its place in the order (the shared groups were once
+    # listed by their fixtures' names, which matched nothing, unnoticed).
     shared = {group for group, _ in SHARED_GROUPS.values()}
     unknown = [name for name in LONGEST_FIRST if name not in shared and not (ROOT / name).is_file()]
     if unknown:

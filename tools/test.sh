@@ -91,9 +91,9 @@ main_start=$(date +%s)
 status=0
 # Three workers (pytest-xdist), one test module or notebook at a time each; the modules that share the
 # built book or the reader's environment stay together on one worker (tests/conftest.py, SHARED_GROUPS),
-# the longest groups start first (LONGEST_FIRST), and each test process runs torch on one thread. Three
-# on two cores: much of a browser test is waiting (for a page, a kernel, a figure), and with two workers
-# a fresh clone's CI kept the cores 69 % busy (1,693 s of CPU in 1,223 s).
+# the long groups start first, those two mid-run (LONGEST_FIRST says why), and each test process runs
+# torch on one thread. Three on two cores: much of a browser test is waiting (for a page, a kernel, a
+# figure), and with two workers a fresh clone's CI kept the cores 69 % busy (1,693 s of CPU in 1,223 s).
 # With --portability, tests/test_distributed.py runs in the lane beside this one, inside the stress test.
 main_args=(-m "not stress")
 if [ -n "$lowered" ]; then main_args+=(--ignore=tests/test_distributed.py); fi
